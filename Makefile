@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: GPL-2.0
+# arm64 tracing & perf series: patch queue, kernel builds, QEMU guests, tests.
+# 'make help' lists the targets.
+
+ARCH ?= arm64
+# Architectures 'make check' builds and boots.
+ARCHES ?= arm64
+# Selftest collections built into the guests.
+KSELFTEST_TARGETS ?= exceptions
+
+export ARCH ARCHES KSELFTEST_TARGETS
+
+S := scripts
+
+.PHONY: help deps base tree export kernel selftests rootfs boot check demo clean distclean
+
+help:
+	@echo "make demo          build, boot the arm64 guest and show the series at work"
+	@echo "make check         build and boot every arch in ARCHES ($(ARCHES)), run the tests,"
+	@echo "                   print a summary and 'N passed, N failed, N skipped'"
+	@echo "make tree          assemble build/linux from the base and patches/series"
+	@echo "make export        write build/linux's commits back to patches/ and the overlay"
+	@echo "make deps|base|kernel|selftests|rootfs|boot   single steps (ARCH=$(ARCH))"
+	@echo "make clean         remove build outputs, keep the base download and build/linux"
+
+deps:
+	@$(S)/deps.sh
+
+base:
+	@$(S)/fetch-base.sh
+
+tree: deps
+	@$(S)/tree.sh
+
+export:
+	@$(S)/export.sh
+
+kernel: tree
+	@$(S)/build-kernel.sh
+
+selftests: kernel
+	@$(S)/build-selftests.sh
+
+rootfs: selftests
+	@$(S)/build-rootfs.sh
+
+boot: rootfs
+	@$(S)/run-guest.sh check
+
+check:
+	@$(S)/deps.sh
+	@$(S)/check.sh
+
+demo: rootfs
+	@$(S)/run-guest.sh demo
+	@sed -n '/^HARNESS: begin/,/^HARNESS: end/p' build/logs/$(ARCH)/demo.log | grep -v '^HARNESS'
+
+clean:
+	rm -rf build/out build/logs
+
+distclean:
+	rm -rf build

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Configure (allnoconfig + configs/ fragments) and build the kernel for ARCH
+# out of tree in build/out/$ARCH, plus its UAPI headers for the selftests.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+check_arch
+need_tree
+
+mkdir -p "$OUT"
+export CCACHE_DIR=${CCACHE_DIR:-$BUILD/ccache}
+export KBUILD_BUILD_TIMESTAMP=${KBUILD_BUILD_TIMESTAMP:-2026-01-01}
+export KBUILD_BUILD_USER=harness KBUILD_BUILD_HOST=harness
+cc=${CROSS_COMPILE}gcc
+command -v "$cc" >/dev/null || die "$cc not found; run 'make deps ARCH=$ARCH' (as root)"
+command -v ccache >/dev/null && cc="ccache $cc"
+kmake() {
+	make -s -C "$SRC" O="$OUT" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" \
+		CC="$cc" -j"$(nproc)" "$@"
+}
+
+frags=("$TOP/configs/common.config" "$TOP/configs/$ARCH.config")
+[ -n "${CONFIG_EXTRA:-}" ] && frags+=("$TOP/configs/$CONFIG_EXTRA.config")
+want=$(cat "${frags[@]}" | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$OUT/.config-stamp" 2>/dev/null)" != "$want" ] || [ ! -f "$OUT/.config" ]; then
+	msg CONFIG "allnoconfig + ${frags[*]##*/}"
+	kmake allnoconfig >/dev/null
+	"$SRC/scripts/kconfig/merge_config.sh" -m -O "$OUT" "$OUT/.config" "${frags[@]}" >"$OUT/config.log"
+	kmake olddefconfig >/dev/null
+	# merge_config only warns; an option that did not stick is an error.
+	missing=$(cat "${frags[@]}" | sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=\(.*\)$/\1=\2/p' |
+		while read -r line; do grep -qxF "$line" "$OUT/.config" || echo "$line"; done)
+	[ -z "$missing" ] || die "these options from configs/ did not stick (missing dependency?): $missing"
+	echo "$want" >"$OUT/.config-stamp"
+fi
+
+msg KERNEL "$ARCH ($(git -C "$SRC" describe --always --tags HEAD)) -> $OUT/$IMAGE"
+if ! kmake >"$OUT/build.log" 2>&1; then
+	tail -n 30 "$OUT/build.log" >&2
+	die "kernel build failed; full log: $OUT/build.log"
+fi
+kmake headers >/dev/null 2>>"$OUT/build.log"

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Build and install the kselftests for ARCH, statically linked, from the
+# assembled tree into build/out/$ARCH/kselftest/kselftest_install.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+check_arch
+need_tree
+
+TARGETS=${KSELFTEST_TARGETS:?set KSELFTEST_TARGETS (the Makefile does)}
+[ -f "$OUT/usr/include/linux/perf_event.h" ] ||
+	die "no UAPI headers in $OUT/usr/include; run 'make kernel ARCH=$ARCH' first"
+
+msg KSFT "$TARGETS"
+rm -rf "$OUT/kselftest/kselftest_install"
+if ! make -C "$SRC/tools/testing/selftests" O="$OUT" ARCH="$ARCH" \
+	CROSS_COMPILE="$CROSS_COMPILE" TARGETS="$TARGETS" USERLDFLAGS=-static \
+	-j"$(nproc)" install >"$OUT/kselftest.log" 2>&1; then
+	tail -n 30 "$OUT/kselftest.log" >&2
+	die "kselftest build failed; full log: $OUT/kselftest.log"
+fi

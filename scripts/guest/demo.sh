@@ -1,0 +1,60 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Guest side of 'make demo': show the page-fault tracepoints at work on the
+# seed workload through a tracefs instance.
+T=/sys/kernel/tracing/instances/demo
+
+say() { printf '\n=== %s\n' "$*"; }
+
+# Decode an arm64 ESR of a data abort: EC, WnR, fault status.
+decode() {
+	esr=$(($1))
+	ec=$(( (esr >> 26) & 0x3f )); wnr=$(( (esr >> 6) & 1 )); dfsc=$(( esr & 0x3f ))
+	case $ec in
+	36) where="data abort from EL0 (user)" ;;
+	37) where="data abort from EL1 (kernel)" ;;
+	32) where="instruction abort from EL0" ;;
+	*) where="EC 0x$(printf %x $ec)" ;;
+	esac
+	case $dfsc in
+	4|5|6|7) fsc="translation fault, level $((dfsc - 4))" ;;
+	9|10|11) fsc="access flag fault, level $((dfsc - 8))" ;;
+	13|14|15) fsc="permission fault, level $((dfsc - 12))" ;;
+	*) fsc="DFSC 0x$(printf %x $dfsc)" ;;
+	esac
+	[ $wnr = 1 ] && rw=write || rw=read
+	echo "$where, $rw, $fsc"
+}
+
+show() {
+	grep -v '^#' "$T/trace" | while read -r line; do
+		echo "$line"
+		code=${line##*error_code=}
+		[ "$(uname -m)" = aarch64 ] && echo "        ^ ESR $code: $(decode "$code")"
+	done
+}
+
+mkdir "$T"
+say "page_fault_user: microbench 16 writes one byte to each of 16 pages at 0xcafe0000"
+# Filter on the workload's pid, set before it runs: the wrapper stops
+# itself until the filter is in place, then execs microbench.
+sh -c 'kill -STOP $$; exec microbench 16' &
+pid=$!
+sleep 0.2
+filter="common_pid == $pid && address >= 0xcafe0000 && address < 0xcaff0000"
+echo "filter: $filter"
+echo "$filter" > "$T/events/exceptions/page_fault_user/filter"
+echo 1 > "$T/events/exceptions/page_fault_user/enable"
+kill -CONT $pid
+wait $pid
+echo 0 > "$T/events/exceptions/page_fault_user/enable"
+show
+
+say "page_fault_kernel: the kernel faults on a fresh user buffer (dd reading /init)"
+cp /dev/null "$T/trace"
+echo 'comm == "dd"' > "$T/events/exceptions/page_fault_kernel/filter"
+echo 1 > "$T/events/exceptions/page_fault_kernel/enable"
+dd if=/init of=/dev/null bs=1M count=1 2>/dev/null
+echo 0 > "$T/events/exceptions/page_fault_kernel/enable"
+grep -v '^#' "$T/trace" | head -n 5
+rmdir "$T"

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turn a guest's serial log into results: parse the (nested) KTAP that the
+kselftest runner and KUnit print, count every leaf test case, print a
+per-suite table, and write the counts to a JSON file.
+
+  ktap.py parse ARCH LOG OUT.json [--required FILE]
+  ktap.py total RESULT.json...     (prints the final 'N passed, N failed' line)
+"""
+import json
+import re
+import sys
+from fnmatch import fnmatch
+
+RESULT = re.compile(r'^(not ok|ok)\s+(\d+)\s*(?:-\s*)?(.*?)\s*(?:#\s*(\S+)\s*(.*))?$')
+PLAN = re.compile(r'^1\.\.(\d+)')
+STAMP = re.compile(r'^\[\s*\d+\.\d+\]\s?')
+SPLATS = re.compile(r'(Kernel panic|Unable to handle kernel|BUG:|WARNING:|Oops|'
+                    r'UBSAN:|KASAN:|possible circular locking|kmemleak:.*leak)')
+
+
+def depth_of(line):
+    """KTAP nesting: kselftest prefixes children with '# ', KUnit indents by 4."""
+    d = 0
+    while True:
+        if line.startswith('# ') and not line.startswith('# #'):
+            rest = line[2:]
+        elif line.startswith('    '):
+            rest = line[4:]
+        else:
+            return d, line
+        if not (RESULT.match(rest) or PLAN.match(rest) or rest.startswith(('# ', '    ', 'TAP', 'KTAP'))):
+            return d, line
+        d, line = d + 1, rest
+
+
+class Node:
+    def __init__(self, name, depth):
+        self.name, self.depth = name, depth
+        self.children, self.plan = [], None
+
+
+def parse(lines):
+    """Build the result tree. Each result line closes the group of deeper
+    results printed before it (KTAP prints a parent's line last)."""
+    pending = {}           # depth -> list of finished nodes waiting for a parent
+    plans = {}
+    for raw in lines:
+        line = STAMP.sub('', raw.rstrip('\r\n'))
+        d, body = depth_of(line)
+        m = PLAN.match(body)
+        if m:
+            plans[d] = int(m.group(1))
+            pending.setdefault(d, [])
+            continue
+        m = RESULT.match(body)
+        if not m:
+            continue
+        status, _, desc, directive, reason = m.groups()
+        node = Node(desc, d)
+        node.ok = status == 'ok'
+        node.directive = (directive or '').upper()
+        node.reason = reason or ''
+        node.children = pending.pop(d + 1, [])
+        node.plan = plans.pop(d + 1, None)
+        pending.setdefault(d, []).append(node)
+    top = pending.get(0, [])
+    return top, plans.get(0)
+
+
+def leaves(node, suite, out):
+    """Flatten to (suite, case, state, reason). A parent whose own line
+    disagrees with its children (crash, timeout, bad exit) adds one failure;
+    a child the plan announced but that never reported is a failure too."""
+    if not node.children:
+        if node.directive == 'SKIP':
+            state = 'skip'
+        elif node.ok or node.directive in ('XFAIL', 'TODO'):
+            state = 'pass'
+        else:
+            state = 'fail'
+        out.append((suite, node.name, state, node.reason))
+        return
+    for c in node.children:
+        leaves(c, suite, out)
+    if node.plan is not None and len(node.children) < node.plan:
+        out.append((suite, node.name + ' (missing results)', 'fail',
+                    '%d of %d reported' % (len(node.children), node.plan)))
+    if not node.ok and not any(s == 'fail' for su, _, s, _ in out if su == suite):
+        out.append((suite, node.name, 'fail', node.reason or 'failed'))
+
+
+def suite_name(desc):
+    m = re.match(r'selftests:\s*(\S+):\s*(\S+)', desc)
+    return '%s:%s' % m.groups() if m else desc.split()[0] if desc else '?'
+
+
+def cmd_parse(arch, log, out_json, required_file=None):
+    text = open(log, errors='replace').read().splitlines()
+    required = []
+    if required_file:
+        required = [l.split('#')[0].strip() for l in open(required_file)]
+        required = [r for r in required if r]
+    begin = [i for i, l in enumerate(text) if l.startswith('HARNESS: begin')]
+    body = text[begin[-1] + 1:] if begin else []
+    top, plan = parse(body)
+    rows = []
+    for node in top:
+        leaves(node, suite_name(node.name), rows)
+    if plan is not None and len(top) < plan:
+        rows.append(('(runner)', 'missing suites', 'fail', '%d of %d reported' % (len(top), plan)))
+    if not begin or not any(l.startswith('HARNESS: end') for l in text):
+        rows.append(('(guest)', 'boot and run to the end', 'fail', 'see ' + log))
+    splats = [l for l in text if SPLATS.search(l)]
+    if splats:
+        rows.append(('(guest)', 'kernel log free of splats', 'fail', splats[0].strip()))
+    # A skip of a test the series makes required means the feature is missing.
+    final = []
+    for suite, case, state, reason in rows:
+        if state == 'skip' and any(fnmatch(suite, r) for r in required):
+            state, reason = 'fail', 'required test skipped: ' + reason
+        final.append((suite, case, state, reason))
+
+    suites = {}
+    for suite, _, state, _ in final:
+        suites.setdefault(suite, {'pass': 0, 'fail': 0, 'skip': 0})[state] += 1
+    print('\n%s results (%s)' % (arch, log))
+    print('  %-44s %5s %5s %5s' % ('suite', 'pass', 'fail', 'skip'))
+    for s, c in suites.items():
+        print('  %-44s %5d %5d %5d' % (s, c['pass'], c['fail'], c['skip']))
+    for suite, case, state, reason in final:
+        if state != 'pass':
+            print('  %-4s %s: %s%s' % (state.upper(), suite, case, ' (%s)' % reason if reason else ''))
+    tot = {k: sum(c[k] for c in suites.values()) for k in ('pass', 'fail', 'skip')}
+    if not final:
+        tot['fail'] = 1
+        print('  FAIL no test results at all in %s' % log)
+    print('  %s: %d passed, %d failed, %d skipped' % (arch, tot['pass'], tot['fail'], tot['skip']))
+    json.dump({'arch': arch, 'log': log, 'totals': tot,
+               'cases': [dict(zip(('suite', 'case', 'state', 'reason'), r)) for r in final]},
+              open(out_json, 'w'), indent=1)
+    return 1 if tot['fail'] else 0
+
+
+def cmd_total(files):
+    tot = {'pass': 0, 'fail': 0, 'skip': 0}
+    for f in files:
+        t = json.load(open(f))['totals']
+        for k in tot:
+            tot[k] += t[k]
+    print('%d passed, %d failed, %d skipped' % (tot['pass'], tot['fail'], tot['skip']))
+    return 1 if tot['fail'] or not tot['pass'] else 0
+
+
+if __name__ == '__main__':
+    a = sys.argv[1:]
+    if a[:1] == ['parse'] and len(a) in (4, 6):
+        req = a[5] if len(a) == 6 and a[4] == '--required' else None
+        sys.exit(cmd_parse(a[1], a[2], a[3], req))
+    if a[:1] == ['total'] and len(a) > 1:
+        sys.exit(cmd_total(a[1:]))
+    sys.exit(__doc__)

@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared helpers for the harness scripts: paths, ARCH handling, messages.
+# Sourced, never run.
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$TOP/build}
+SRC=$BUILD/linux
+
+msg()  { printf '  %-8s %s\n' "$1" "$2"; }
+warn() { printf '\n*** WARNING: %s\n\n' "$*" >&2; }
+die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# The architectures the harness knows. Each maps to a cross prefix,
+# a kernel image and a QEMU system emulator.
+SUPPORTED_ARCHES="arm64 x86_64"
+
+check_arch() {
+	case "${ARCH:-}" in
+	arm64)
+		CROSS_COMPILE=aarch64-linux-gnu-
+		KARCH=arm64
+		DEBARCH=arm64
+		IMAGE=arch/arm64/boot/Image
+		QEMU=qemu-system-aarch64
+		;;
+	x86_64)
+		CROSS_COMPILE=
+		KARCH=x86_64
+		DEBARCH=amd64
+		IMAGE=arch/x86/boot/bzImage
+		QEMU=qemu-system-x86_64
+		;;
+	*)
+		die "unknown ARCH='${ARCH:-}'; supported: $SUPPORTED_ARCHES (e.g. make check ARCH=arm64)"
+		;;
+	esac
+	OUT=$BUILD/out/$ARCH
+	# VARIANT=base: the pinned base without the series (a worktree of
+	# build/linux at tag 'base'), for side-by-side measurements.
+	if [ "${VARIANT:-series}" = base ]; then
+		SRC=$BUILD/linux-base
+		OUT=$BUILD/out/$ARCH-base
+		if [ ! -d "$SRC" ]; then
+			[ -d "$BUILD/linux/.git" ] || die "no assembled tree at $BUILD/linux; run 'make tree' first"
+			git -C "$BUILD/linux" worktree add -q --detach "$SRC" base
+		fi
+	fi
+	export ARCH SRC CROSS_COMPILE KARCH DEBARCH IMAGE QEMU OUT
+}
+
+need_root() {
+	[ "$(id -u)" = 0 ] || die "$1 needs root (it runs apt-get); run it as root or install the packages listed in scripts/deps.sh by hand"
+}
+
+need_tree() {
+	[ -e "$SRC/.git" ] || die "no assembled tree at $SRC; run 'make tree' first"
+}

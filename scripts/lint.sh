@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Run checkpatch.pl --strict on every commit of build/linux (base..HEAD), as
+# the full patch a maintainer would receive (overlay files included), and
+# print the verdicts as KTAP. Exit non-zero if any patch has a finding.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_tree
+
+# checkpatch's SPDX check runs python3 with 'ply'; Debian's python3-ply is
+# installed for /usr/bin/python3, which a pyenv or venv python would hide.
+export PATH=/usr/bin:$PATH
+
+commits=$(git -C "$SRC" rev-list --reverse base..HEAD)
+echo "HARNESS: begin lint"
+echo "KTAP version 1"
+echo "1..$(echo "$commits" | grep -c . || true)"
+n=0 rc=0
+for c in $commits; do
+	n=$((n + 1))
+	name=$(git -C "$SRC" log -1 --format=%s "$c")
+	out=$(git -C "$SRC" format-patch --stdout -1 "$c" |
+		(cd "$SRC" && perl scripts/checkpatch.pl --strict --quiet --showfile -) 2>&1) || true
+	if [ -n "$out" ]; then
+		echo "$out" | sed 's/^/# /'
+		echo "not ok $n checkpatch: $name"
+		rc=1
+	else
+		echo "ok $n checkpatch: $name"
+	fi
+done
+echo "HARNESS: end rc=$rc"
+exit $rc

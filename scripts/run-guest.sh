@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Boot the ARCH kernel with the initramfs in QEMU, in harness.mode=$1
+# (check or demo), under a hard timeout; keep the whole serial log in
+# build/logs/$ARCH/$1.log. Exit 0 only if the guest reached its end marker.
+# ICOUNT=1 boots with -icount shift=0 (exact guest instruction counts).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+check_arch
+
+mode=${1:?usage: run-guest.sh check|demo}
+TIMEOUT=${TIMEOUT:-900}
+LOGDIR=$BUILD/logs/$ARCH
+LOG=$LOGDIR/$mode.log
+kernel=$OUT/$IMAGE
+initrd=$OUT/initramfs.cpio.gz
+for f in "$kernel" "$initrd"; do
+	[ -f "$f" ] || die "$f missing; run 'make kernel rootfs ARCH=$ARCH' first"
+done
+command -v "$QEMU" >/dev/null || die "$QEMU not found; run 'make deps ARCH=$ARCH' (as root)"
+
+args=(-m 2048 -smp 2 -display none -monitor none -no-reboot
+      -kernel "$kernel" -initrd "$initrd" -serial "file:$LOG")
+append="panic=-1 oops=panic loglevel=4 harness.mode=$mode ${GUEST_APPEND:-}"
+case "$ARCH" in
+arm64)
+	# pauth-impdef: QEMU's cheap PAuth hash; the architected one is very
+	# slow under TCG and the tests do not depend on it.
+	args+=(-M virt -cpu max,pauth-impdef=on)
+	append="console=ttyAMA0 $append"
+	;;
+x86_64)
+	args+=(-cpu max)
+	append="console=ttyS0 $append"
+	;;
+esac
+[ "${ICOUNT:-0}" = 1 ] && args+=(-icount shift=0)
+
+mkdir -p "$LOGDIR"
+[ -f "$LOG" ] && mv -f "$LOG" "$LOG.old"
+msg BOOT "$ARCH guest, mode=$mode, timeout ${TIMEOUT}s, log $LOG"
+rc=0
+timeout -k 10 "$TIMEOUT" "$QEMU" "${args[@]}" -append "$append" </dev/null || rc=$?
+if [ $rc = 124 ] || [ $rc = 137 ]; then
+	echo "FAIL: $ARCH guest timed out after ${TIMEOUT}s (hung?); serial log: $LOG" >&2
+	exit 1
+fi
+[ $rc = 0 ] || { echo "FAIL: $QEMU exited with $rc; serial log: $LOG" >&2; exit 1; }
+if ! grep -q '^HARNESS: end' "$LOG"; then
+	echo "FAIL: $ARCH guest stopped before the end of its run (panic?); serial log: $LOG" >&2
+	grep -m1 -A20 -E 'Kernel panic|Unable to handle|BUG:|Oops' "$LOG" >&2 || tail -n 20 "$LOG" >&2
+	exit 1
+fi
