@@ -11,9 +11,13 @@ check_arch
 mode=${1:?usage: run-guest.sh check|demo}
 TIMEOUT=${TIMEOUT:-900}
 LOGDIR=$BUILD/logs/$ARCH
-LOG=$LOGDIR/$mode.log
+name=$mode
+[ "${VARIANT:-series}" != series ] && name+=-$VARIANT
+[ "${ICOUNT:-0}" = 1 ] && name+=-icount
+LOG=$LOGDIR/$name.log
 kernel=$OUT/$IMAGE
-initrd=$OUT/initramfs.cpio.gz
+# One user space for every kernel variant of an arch.
+initrd=$BUILD/out/$ARCH/initramfs.cpio.gz
 for f in "$kernel" "$initrd"; do
 	[ -f "$f" ] || die "$f missing; run 'make kernel rootfs ARCH=$ARCH' first"
 done

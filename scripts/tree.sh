@@ -37,8 +37,12 @@ if [ ! -d "$SRC/.git" ]; then
 	mkdir -p "$SRC.tmp"
 	tar -xf "$BUILD/base/linux-source-7.3.tar.xz" -C "$SRC.tmp" --strip-components=1
 	git -C "$SRC.tmp" init -q -b series
-	git -C "$SRC.tmp" config user.name "Series Builder"
-	git -C "$SRC.tmp" config user.email "series@localhost"
+	# Commits made in the tree carry the user's own identity; only a
+	# machine without one gets a placeholder (git needs a committer).
+	git -C "$SRC.tmp" config user.name >/dev/null ||
+		git -C "$SRC.tmp" config user.name "Series Builder"
+	git -C "$SRC.tmp" config user.email >/dev/null ||
+		git -C "$SRC.tmp" config user.email "series@localhost"
 	git -C "$SRC.tmp" config gc.auto 0
 	# Debian's packaging adds "/*" to the top .gitignore, which would hide
 	# every new file; drop that stanza so the tree behaves like upstream's.
