@@ -92,7 +92,7 @@ def leaves(node, suite, out):
 
 def suite_name(desc):
     m = re.match(r'selftests:\s*(\S+):\s*(\S+)', desc)
-    return '%s:%s' % m.groups() if m else desc.split()[0] if desc else '?'
+    return '%s:%s' % m.groups() if m else desc.split()[0].rstrip(':') if desc else '?'
 
 
 def cmd_parse(arch, log, out_json, required_file=None):

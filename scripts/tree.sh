@@ -92,8 +92,8 @@ while read -r patch files; do
 			git_t rev-parse HEAD >"$SRC/.git/series-head"
 			echo "$patch" >"$SRC/.git/series-partial"
 			rm -f "$SRC/.git/series-stamp"
-			die "patch $patch (series line $n) does not apply to $(git_t describe --always HEAD):
-$out
+			die "patch $patch (series line $n) does not apply on top of $(git_t describe --tags --always HEAD):
+$(echo "$out" | grep -E '^(error|fatal):' || echo "$out")
 The tree is left at the last patch that applied. Fix it there, commit, 'make export'."
 		fi
 	else
