@@ -4,11 +4,8 @@
 
 ARCH ?= arm64
 # Architectures 'make check' builds and boots.
-ARCHES ?= arm64
-# Selftest collections built into the guests.
-KSELFTEST_TARGETS ?= exceptions
-
-export ARCH ARCHES KSELFTEST_TARGETS
+ARCHES ?= arm64 x86_64
+export ARCH ARCHES
 
 S := scripts
 

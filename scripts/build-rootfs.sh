@@ -33,6 +33,11 @@ ln -s busybox "$ROOT/bin/sh"
 
 cp -a "$KSFT" "$ROOT/kselftest"
 install -m 755 "$TOP/scripts/guest/init" "$ROOT/init"
+if [ -x "$OUT/perf/perf" ]; then
+	"${CROSS_COMPILE}strip" -o "$ROOT/usr/bin/perf" "$OUT/perf/perf"
+else
+	warn "no perf for $ARCH ($OUT/perf/perf); 'make perf' builds it"
+fi
 for src in "$TOP"/scripts/guest/*.c; do
 	"${CROSS_COMPILE}gcc" -static -O2 -Wall -Werror -o "$ROOT/usr/bin/$(basename "$src" .c)" "$src" ||
 		die "cannot build $src for $ARCH"

@@ -7,7 +7,7 @@ set -euo pipefail
 check_arch
 need_tree
 
-TARGETS=${KSELFTEST_TARGETS:?set KSELFTEST_TARGETS (the Makefile does)}
+TARGETS=$KSELFTEST_TARGETS
 [ -f "$OUT/usr/include/linux/perf_event.h" ] ||
 	die "no UAPI headers in $OUT/usr/include; run 'make kernel ARCH=$ARCH' first"
 

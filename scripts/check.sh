@@ -7,7 +7,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-ARCHES=${ARCHES:-arm64}
+ARCHES=${ARCHES:-arm64 x86_64}
 results=()
 rc=0
 start=$SECONDS

@@ -10,6 +10,9 @@ msg()  { printf '  %-8s %s\n' "$1" "$2"; }
 warn() { printf '\n*** WARNING: %s\n\n' "$*" >&2; }
 die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
 
+# The kselftest collections built into the guests.
+KSELFTEST_TARGETS=${KSELFTEST_TARGETS:-exceptions}
+
 # The architectures the harness knows. Each maps to a cross prefix,
 # a kernel image and a QEMU system emulator.
 SUPPORTED_ARCHES="arm64 x86_64"

@@ -34,8 +34,22 @@ show() {
 	done
 }
 
+cd /tmp
+if command -v perf >/dev/null; then
+	say "perf record -e exceptions:page_fault_user -- microbench 16"
+	perf record -q -e exceptions:page_fault_user -o pf.data -- microbench 16
+	say "perf script (the faults at 0xcafe0000: loading the program faults too)"
+	perf script -i pf.data -F trace:comm,pid,event,trace | grep 'address=0xcafe' |
+		while read -r line; do
+			echo "$line"
+			code=${line##*error_code=}
+			[ "$(uname -m)" = aarch64 ] && echo "        ^ ESR $code: $(decode "$code")"
+		done
+	echo "($(perf script -i pf.data | wc -l) page_fault_user events in all for microbench 16)"
+fi
+
 mkdir "$T"
-say "page_fault_user: microbench 16 writes one byte to each of 16 pages at 0xcafe0000"
+say "tracefs: page_fault_user in an instance, microbench 16 again"
 # Filter on the workload's pid, set before it runs: the wrapper stops
 # itself until the filter is in place, then execs microbench.
 sh -c 'kill -STOP $$; exec microbench 16' &

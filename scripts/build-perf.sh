@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Build perf for the ARCH guest from the assembled tree's tools/perf, linked
+# statically against Debian's $DEBARCH libraries (libtraceevent, libelf,
+# zlib, zstd), so it matches the kernel and needs nothing in the initramfs.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+check_arch
+need_tree
+
+PERF_OUT=$OUT/perf
+mkdir -p "$PERF_OUT" "$OUT/bin"
+
+# Cross builds look libraries up with <prefix>pkg-config; Debian ships no
+# such wrapper for every triplet, so point pkg-config at the multiarch dirs.
+triplet=$(dpkg-architecture -A "$DEBARCH" -qDEB_HOST_MULTIARCH)
+pc=$OUT/bin/$triplet-pkg-config
+cat >"$pc" <<EOT
+#!/bin/sh
+PKG_CONFIG_LIBDIR=/usr/lib/$triplet/pkgconfig:/usr/share/pkgconfig exec pkg-config --static "\$@"
+EOT
+chmod +x "$pc"
+
+msg PERF "$ARCH: tools/perf -> $PERF_OUT/perf"
+if ! make -C "$SRC/tools/perf" O="$PERF_OUT" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" \
+	PKG_CONFIG="$pc" LDFLAGS=-static -j"$(nproc)" \
+	NO_LIBPYTHON=1 NO_LIBPERL=1 NO_GTK2=1 NO_SLANG=1 NO_LIBUNWIND=1 \
+	NO_LIBDW=1 NO_LIBBPF=1 BUILD_BPF_SKEL=0 NO_LIBNUMA=1 NO_LIBCAP=1 \
+	NO_BABELTRACE=1 NO_LIBCRYPTO=1 NO_JVMTI=1 NO_LIBLLVM=1 NO_CAPSTONE=1 \
+	NO_LIBPFM4=1 NO_SDT=1 NO_LIBBABELTRACE=1 NO_RUST=1 "$PERF_OUT/perf" \
+	>"$PERF_OUT/build.log" 2>&1; then
+	tail -n 30 "$PERF_OUT/build.log" >&2
+	die "perf build failed; full log: $PERF_OUT/build.log"
+fi
+grep -qx 'feature-libtraceevent=1' "$PERF_OUT/FEATURE-DUMP" ||
+	die "perf was built without libtraceevent (tracepoints would not parse); see $PERF_OUT/build.log"
+file "$PERF_OUT/perf" | grep -q 'statically linked' ||
+	die "$PERF_OUT/perf is not statically linked; see $PERF_OUT/build.log"
