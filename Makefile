@@ -9,7 +9,7 @@ export ARCH ARCHES
 
 S := scripts
 
-.PHONY: help deps base tree export kernel selftests rootfs boot check demo clean distclean
+.PHONY: help deps base tree export kernel selftests perf rootfs boot check demo clean distclean
 
 help:
 	@echo "make demo          build, boot the arm64 guest and show the series at work"
@@ -17,7 +17,7 @@ help:
 	@echo "                   print a summary and 'N passed, N failed, N skipped'"
 	@echo "make tree          assemble build/linux from the base and patches/series"
 	@echo "make export        write build/linux's commits back to patches/ and the overlay"
-	@echo "make deps|base|kernel|selftests|rootfs|boot   single steps (ARCH=$(ARCH))"
+	@echo "make deps|base|kernel|selftests|perf|rootfs|boot   single steps (ARCH=$(ARCH))"
 	@echo "make clean         remove build outputs, keep the base download and build/linux"
 
 deps:
@@ -38,7 +38,10 @@ kernel: tree
 selftests: kernel
 	@$(S)/build-selftests.sh
 
-rootfs: selftests
+perf: tree
+	@$(S)/build-perf.sh
+
+rootfs: selftests perf
 	@$(S)/build-rootfs.sh
 
 boot: rootfs

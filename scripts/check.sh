@@ -27,7 +27,7 @@ for ARCH in $ARCHES; do
 	rm -f "$json"
 	printf '\n== %s\n' "$ARCH"
 	step=
-	for s in deps build-kernel build-selftests build-rootfs; do
+	for s in deps build-kernel build-selftests build-perf build-rootfs; do
 		"$TOP/scripts/$s.sh" || { step=$s; break; }
 	done
 	if [ -z "$step" ] && ! "$TOP/scripts/run-guest.sh" check; then

@@ -11,6 +11,11 @@ case "$ARCH" in
 arm64)  pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm) ;;
 x86_64) pkgs+=(qemu-system-x86) ;;
 esac
+# The guest's perf links these statically, for the guest's architecture.
+pkgs+=(pkg-config)
+for p in libelf-dev libtraceevent-dev zlib1g-dev libzstd-dev; do
+	pkgs+=("$p:$DEBARCH")
+done
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -25,16 +25,24 @@ n=0
 for c in $(git_t rev-list --reverse base..HEAD); do
 	n=$((n + 1))
 	added=$(git_t diff-tree --no-commit-id --diff-filter=A --name-only -r "$c")
-	excl=()
+	others=$(git_t diff-tree --no-commit-id --diff-filter=a --name-only -r "$c")
 	for f in $added; do
-		excl+=(":(exclude)$f")
 		mkdir -p "$tmp/overlay/$(dirname "$f")"
 		git_t show "$c:$f" >"$tmp/overlay/$f"
 		[ "$(git_t ls-tree "$c" -- "$f" | cut -c1-6)" = 100755 ] && chmod +x "$tmp/overlay/$f"
 		echo "$f" >>"$tmp/files"
 	done
-	name=$(git_t format-patch --zero-commit --abbrev=12 --no-signature -N --start-number "$n" \
-		-o "$tmp/patches" -1 "$c" -- . "${excl[@]}")
+	fp=(format-patch --zero-commit --no-signature --abbrev=12 -N --start-number "$n" -o "$tmp/patches")
+	if [ -n "$others" ]; then
+		# Name the changed files (never exclude the added ones): with a
+		# pathspec, format-patch -1 picks the newest commit touching it.
+		name=$(git_t "${fp[@]}" -1 "$c" -- $others)
+	else
+		# Only new files: the mail part alone (tree.sh commits the files).
+		name=$(git_t "${fp[@]}" -1 "$c")
+		sed -i '/^---$/,$d' "$name"
+		printf -- '---\n' >>"$name"
+	fi
 	echo "$(basename "$name")${added:+ $(echo $added)}" >>"$tmp/series"
 done
 

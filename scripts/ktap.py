@@ -103,12 +103,27 @@ def cmd_parse(arch, log, out_json, required_file=None):
         required = [r for r in required if r]
     begin = [i for i, l in enumerate(text) if l.startswith('HARNESS: begin')]
     body = text[begin[-1] + 1:] if begin else []
-    top, plan = parse(body)
+    # The guest may print several KTAP streams; 'HARNESS: suite NAME' starts
+    # one whose top-level results all belong to suite NAME.
+    streams, name = [[]], [None]
+    for line in body:
+        if line.startswith('HARNESS: suite '):
+            streams.append([])
+            name.append(line.split(None, 2)[2].strip())
+        else:
+            streams[-1].append(line)
     rows = []
-    for node in top:
-        leaves(node, suite_name(node.name), rows)
-    if plan is not None and len(top) < plan:
-        rows.append(('(runner)', 'missing suites', 'fail', '%d of %d reported' % (len(top), plan)))
+    for lines, sname in zip(streams, name):
+        top, plan = parse(lines)
+        for node in top:
+            if sname:
+                node.children = node.children or []
+                leaves(node, sname, rows)
+            else:
+                leaves(node, suite_name(node.name), rows)
+        if plan is not None and len(top) < plan:
+            rows.append((sname or '(runner)', 'missing results', 'fail',
+                         '%d of %d reported' % (len(top), plan)))
     if not begin or not any(l.startswith('HARNESS: end') for l in text):
         rows.append(('(guest)', 'boot and run to the end', 'fail', 'see ' + log))
     splats = [l for l in text if SPLATS.search(l)]

@@ -11,7 +11,7 @@ warn() { printf '\n*** WARNING: %s\n\n' "$*" >&2; }
 die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # The kselftest collections built into the guests.
-KSELFTEST_TARGETS=${KSELFTEST_TARGETS:-exceptions}
+KSELFTEST_TARGETS=${KSELFTEST_TARGETS:-exceptions ftrace}
 
 # The architectures the harness knows. Each maps to a cross prefix,
 # a kernel image and a QEMU system emulator.

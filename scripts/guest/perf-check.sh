@@ -1,0 +1,42 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Guest check of the user-facing tool: perf (built from the same tree) must
+# record and decode the page fault events. KTAP via kselftest's helpers.
+. /kselftest/kselftest/ktap_helpers.sh
+cd /tmp || exit 1
+
+ktap_print_header
+ktap_set_plan 2
+
+# 16 stores at 0xcafe0000..0xcafef000 from one instruction: 16 events,
+# page by page, one ip.
+perf record -q -e exceptions:page_fault_user -o pf.data -- microbench 16 >/dev/null
+perf script -i pf.data -F trace:trace 2>/dev/null | grep 'address=0xcafe' >pf.txt
+n=$(wc -l <pf.txt)
+addrs=$(sed 's/.*address=\(0x[0-9a-f]*\).*/\1/' pf.txt | tr '\n' ' ')
+want=""
+i=0
+while [ $i -lt 16 ]; do
+	want="$want$(printf '0x%x ' $((0xcafe0000 + i * 4096)))"
+	i=$((i + 1))
+done
+ips=$(sed 's/.*ip=\(0x[0-9a-f]*\).*/\1/' pf.txt | sort -u | wc -l)
+if [ "$n" = 16 ] && [ "$addrs" = "$want" ] && [ "$ips" = 1 ]; then
+	ktap_test_pass "perf record/script: 16 page_fault_user events at 0xcafe0000.., one ip"
+else
+	ktap_print_msg "got $n events, $ips ips, addresses: $addrs"
+	ktap_test_fail "perf record/script: 16 page_fault_user events at 0xcafe0000.., one ip"
+fi
+
+# Reading /dev/zero into a fresh 1 MiB buffer: the kernel faults on each
+# of its 256 pages.
+perf stat -x, -o stat.txt -e exceptions:page_fault_kernel -- \
+	dd if=/dev/zero of=/dev/null bs=1M count=1 2>/dev/null
+count=$(grep page_fault_kernel stat.txt | cut -d, -f1)
+if [ "${count:-0}" -ge 256 ] 2>/dev/null; then
+	ktap_test_pass "perf stat: page_fault_kernel counts the 256 pages of a 1 MiB read"
+else
+	ktap_print_msg "perf stat said: $(cat stat.txt)"
+	ktap_test_fail "perf stat: page_fault_kernel counts the 256 pages of a 1 MiB read"
+fi
+ktap_finished
