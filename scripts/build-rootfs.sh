@@ -42,6 +42,13 @@ for src in "$TOP"/scripts/guest/*.c; do
 	"${CROSS_COMPILE}gcc" -static -O2 -Wall -Werror -o "$ROOT/usr/bin/$(basename "$src" .c)" "$src" ||
 		die "cannot build $src for $ARCH"
 done
+# Programs under development: anything in $OUT/extra/ lands in /usr/bin,
+# and 'run-guest.sh NAME' runs it as the guest's harness.mode.
+if [ -d "$OUT/extra" ]; then
+	for prog in "$OUT"/extra/*; do
+		[ -f "$prog" ] && install -m 755 "$prog" "$ROOT/usr/bin/"
+	done
+fi
 for f in "$TOP"/scripts/guest/*.sh; do
 	install -m 755 "$f" "$ROOT/usr/bin/$(basename "$f" .sh)"
 done
