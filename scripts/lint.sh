@@ -36,7 +36,7 @@ for c in $commits; do
 		sections=$(cd "$SRC" && for f in $added; do
 			perl scripts/get_maintainer.pl --mpath "$tmp/MAINTAINERS" \
 				--no-git --no-git-fallback -f "$f" |
-				sed -n 's/.*(maintainer:\([^)]*\)).*/\1/p' | head -n1 | grep . || echo NONE
+				sed -n 's/.*(maintainer:\(.*\))$/\1/p' | head -n1 | grep . || echo NONE
 		done | sort -u)
 		if ! echo "$sections" | grep -qx NONE; then
 			ignore+=(--ignore FILE_PATH_CHANGES)
