@@ -39,7 +39,8 @@ else
 	warn "no perf for $ARCH ($OUT/perf/perf); 'make perf' builds it"
 fi
 for src in "$TOP"/scripts/guest/*.c; do
-	"${CROSS_COMPILE}gcc" -static -O2 -Wall -Werror -o "$ROOT/usr/bin/$(basename "$src" .c)" "$src" ||
+	"${CROSS_COMPILE}gcc" -static -O2 -Wall -Werror -fno-omit-frame-pointer \
+		-mno-omit-leaf-frame-pointer -o "$ROOT/usr/bin/$(basename "$src" .c)" "$src" ||
 		die "cannot build $src for $ARCH"
 done
 # Programs under development: anything in $OUT/extra/ lands in /usr/bin,

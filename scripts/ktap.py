@@ -106,6 +106,15 @@ def cmd_parse(arch, log, out_json, required_file=None):
     # The guest may print several KTAP streams; 'HARNESS: suite NAME' starts
     # one whose top-level results all belong to suite NAME.
     streams, name = [[]], [None]
+    # KUnit suites built into the kernel print their KTAP to the console
+    # while it boots, before user space starts: one more stream.
+    head = text[:begin[-1]] if begin else text
+    kunit = [i for i, l in enumerate(head) if STAMP.sub('', l).startswith('KTAP version')]
+    if kunit:
+        streams.append(head[kunit[0]:])
+        name.append('kunit')
+        streams.append([])
+        name.append(None)
     for line in body:
         if line.startswith('HARNESS: suite '):
             streams.append([])
@@ -116,8 +125,9 @@ def cmd_parse(arch, log, out_json, required_file=None):
     for lines, sname in zip(streams, name):
         top, plan = parse(lines)
         for node in top:
-            if sname:
-                node.children = node.children or []
+            if sname == 'kunit':
+                leaves(node, 'kunit:' + node.name, rows)
+            elif sname:
                 leaves(node, sname, rows)
             else:
                 leaves(node, suite_name(node.name), rows)

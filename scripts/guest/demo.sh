@@ -48,6 +48,17 @@ if command -v perf >/dev/null; then
 	echo "($(perf script -i pf.data | wc -l) page_fault_user events in all for microbench 16)"
 fi
 
+if command -v perf >/dev/null; then
+	say "perf record -e exceptions:page_fault_user --call-graph fp,defer -- callchain 4"
+	perf record -q -e exceptions:page_fault_user --call-graph fp,defer -o cc.data -- callchain 4
+	say "perf script: the faults in level3 with their user call paths, unwound once per fault on the way back to user space"
+	perf script -i cc.data -F comm,pid,event,trace,ip,sym 2>/dev/null |
+		awk 'BEGIN { RS = ""; ORS = "\n\n" } /level3/'
+	echo "The samples' user parts came from $(perf report -D -i cc.data 2>/dev/null |
+		grep -c 'PERF_RECORD_CALLCHAIN_DEFERRED(') PERF_RECORD_CALLCHAIN_DEFERRED records" \
+		"($(perf script -i cc.data 2>/dev/null | grep -c page_fault_user) samples)."
+fi
+
 mkdir "$T"
 say "tracefs: page_fault_user in an instance, microbench 16 again"
 # Filter on the workload's pid, set before it runs: the wrapper stops
