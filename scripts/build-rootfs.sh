@@ -32,6 +32,7 @@ rm -rf "$OUT/busybox.x"
 ln -s busybox "$ROOT/bin/sh"
 
 cp -a "$KSFT" "$ROOT/kselftest"
+sed -e 's/#.*//' "$TOP/configs/kselftests" | awk 'NF' >"$ROOT/kselftest/harness-tests"
 install -m 755 "$TOP/scripts/guest/init" "$ROOT/init"
 if [ -x "$OUT/perf/perf" ]; then
 	"${CROSS_COMPILE}strip" -o "$ROOT/usr/bin/perf" "$OUT/perf/perf"

@@ -10,8 +10,10 @@ msg()  { printf '  %-8s %s\n' "$1" "$2"; }
 warn() { printf '\n*** WARNING: %s\n\n' "$*" >&2; }
 die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# The kselftest collections built into the guests.
-KSELFTEST_TARGETS=${KSELFTEST_TARGETS:-exceptions ftrace}
+# The kselftest collections built into the guests: those configs/kselftests
+# names, plus ftrace for ftracetest.
+KSELFTEST_TARGETS=${KSELFTEST_TARGETS:-$(sed -e 's/#.*//' -e 's/:.*//' "$TOP/configs/kselftests" |
+	awk 'NF' | sort -u | tr '\n' ' ')ftrace}
 
 # The architectures the harness knows. Each maps to a cross prefix,
 # a kernel image and a QEMU system emulator.

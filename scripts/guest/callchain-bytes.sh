@@ -31,11 +31,15 @@ for workload in syscall user; do
 	for mode in fp fp,defer; do
 		i=0
 		while [ $i -lt "$runs" ]; do
+			# The workload's kernel instructions (sampling, unwinding
+			# and output included) from an inner perf stat.
 			perf record -q -e cpu-clock -c 200000 --call-graph "$mode" \
-				-o cc.data -- $cmd >/dev/null 2>&1
+				-o cc.data -- perf stat -x, -e instructions:k -o st.txt \
+				-- $cmd >/dev/null 2>&1
+			k=$(grep instructions:k st.txt | cut -d, -f1)
 			set -- $(sizes cc.data)
-			echo "BENCH callchain workload=$workload mode=$mode samples=$1" \
-				"sample_bytes=$2 deferred=$3 deferred_bytes=$4"
+			echo "BENCH part=callchain workload=$workload mode=$mode samples=$1" \
+				"sample_bytes=$2 deferred=$3 deferred_bytes=$4 kernel_instructions=$k"
 			i=$((i + 1))
 		done
 	done
