@@ -9,14 +9,16 @@ export ARCH ARCHES
 
 S := scripts
 
-.PHONY: help deps base tree export kernel selftests perf rootfs boot check demo clean distclean
+.PHONY: help deps base tree export series kernel selftests perf rootfs boot check demo bench clean distclean
 
 help:
 	@echo "make demo          build, boot the arm64 guest and show the series at work"
 	@echo "make check         build and boot every arch in ARCHES ($(ARCHES)), run the tests,"
 	@echo "                   print a summary and 'N passed, N failed, N skipped'"
+	@echo "make bench         base vs series under QEMU -icount: instruction counts, tables"
 	@echo "make tree          assemble build/linux from the base and patches/series"
 	@echo "make export        write build/linux's commits back to patches/ and the overlay"
+	@echo "make series        mail-ready series in build/series/ (cover letter, To/Cc)"
 	@echo "make deps|base|kernel|selftests|perf|rootfs|boot   single steps (ARCH=$(ARCH))"
 	@echo "make clean         remove build outputs, keep the base download and build/linux"
 
@@ -31,6 +33,9 @@ tree: deps
 
 export:
 	@$(S)/export.sh
+
+series: tree
+	@$(S)/series.sh
 
 kernel: tree
 	@$(S)/build-kernel.sh
@@ -54,6 +59,10 @@ check:
 demo: rootfs
 	@$(S)/run-guest.sh demo
 	@sed -n '/^HARNESS: begin/,/^HARNESS: end/p' build/logs/$(ARCH)/demo.log | grep -v '^HARNESS'
+
+bench:
+	@$(S)/deps.sh
+	@$(S)/bench.sh
 
 clean:
 	rm -rf build/out build/logs

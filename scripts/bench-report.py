@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Collect the guests' BENCH lines and print the side-by-side tables.
+
+  bench-report.py OUTDIR KERNEL=LOG...
+
+Writes OUTDIR/results.json (every run) and OUTDIR/fault-path.svg.
+"""
+import json
+import re
+import statistics as st
+import sys
+
+
+def parse(logs):
+    rows = []
+    for kernel, log in logs:
+        for line in open(log, errors='replace'):
+            if not line.startswith('BENCH '):
+                continue
+            row = {'kernel': kernel}
+            for k, v in re.findall(r'(\w[\w-]*)=(\S+)', line):
+                try:
+                    row[k] = float(v) if '.' in v else int(v)
+                except ValueError:
+                    row[k] = v
+            rows.append(row)
+    return rows
+
+
+def summary(values):
+    return st.median(values), max(values) - min(values), len(values)
+
+
+def fault_table(rows):
+    out, chart = [], {}
+    print('\n1. Fault path: kernel instructions per fault (median of runs; spread = max - min)')
+    for kind in ('anon-write', 'file-read'):
+        print('\n  %-44s %10s %8s %8s %8s' % (kind, 'instr', 'spread', 'vs base', 'cost'))
+        sel = [r for r in rows if r.get('part') == 'fault' and r.get('kind') == kind]
+        base = [r['per_fault'] for r in sel if r['kernel'] == 'base' and r['variant'] == 'off']
+        off = [r['per_fault'] for r in sel if r['kernel'] == 'series' and r['variant'] == 'off']
+        if not base or not off:
+            print('  (missing runs)')
+            continue
+        b, s_off = st.median(base), st.median(off)
+        order = []
+        for r in sel:
+            key = (r['kernel'], r['variant'])
+            if key not in order:
+                order.append(key)
+        for kernel, variant in order:
+            vals = [r['per_fault'] for r in sel if (r['kernel'], r['variant']) == (kernel, variant)]
+            m, spread, n = summary(vals)
+            label = '%s, %s' % ('v7.3.4 base' if kernel == 'base' else 'series', variant)
+            cost = m - (b if kernel == 'base' else s_off)
+            print('  %-44s %10.1f %8.1f %8.3f %+8.1f' % (label, m, spread, m / b, cost))
+            out.append({'kind': kind, 'kernel': kernel, 'variant': variant,
+                        'median': m, 'spread': spread, 'runs': n, 'ratio': m / b})
+            chart.setdefault(kind, []).append((label, m))
+        tp = [o for o in out if o['kind'] == kind and o['variant'] == 'perf-tracepoint']
+        kp = [o for o in out if o['kind'] == kind and o['kernel'] == 'series'
+              and o['variant'] == 'perf-kprobe-handle_mm_fault']
+        print('  check: disabled - base = %+.1f instructions (goal <= +1): %s'
+              % (s_off - b, 'met' if s_off - b <= 1 else 'NOT met'))
+        if tp and kp:
+            t, k = tp[0]['median'] - s_off, kp[0]['median'] - s_off
+            print('  check: perf via tracepoint costs %.0f, via kprobe %.0f: ratio %.2f (goal <= 0.5): %s'
+                  % (t, k, t / k, 'met' if t <= k / 2 else 'NOT met'))
+    for r in rows:
+        if r.get('part') == 'fault' and 'error' in r:
+            print('  %s, %s: %s' % (r['kernel'], r['variant'], r['error']))
+    return out, chart
+
+
+def microbench_table(rows):
+    print('\n2. microbench 100000: guest instructions for 100,000 write faults at 0xcafe0000')
+    print('  %-20s %14s %12s %14s %8s' % ('kernel', 'kernel instr', 'spread', 'user instr', 'vs base'))
+    out, base = [], None
+    for kernel in ('base', 'series'):
+        sel = [r for r in rows if r.get('part') == 'microbench' and r['kernel'] == kernel]
+        if not sel:
+            continue
+        k, spread, n = summary([r['kernel_instructions'] for r in sel])
+        u = st.median([r['user_instructions'] for r in sel])
+        base = base or k
+        print('  %-20s %14.0f %12.0f %14.0f %8.4f' % (kernel, k, spread, u, k / base))
+        out.append({'kernel': kernel, 'kernel_instructions': k, 'spread': spread,
+                    'user_instructions': u, 'runs': n})
+    return out
+
+
+def callchain_table(rows):
+    print('\n3. Deferred callchains: cpu-clock every 200 us, --call-graph fp vs fp,defer')
+    print('  %-10s %-9s %8s %10s %12s %14s %12s' % ('workload', 'mode', 'samples', 'bytes/smpl',
+                                                     'smpl/record', 'kernel instr', 'vs fp'))
+    out = []
+    for wl in ('syscall', 'user'):
+        ref = None
+        for mode in ('fp', 'fp,defer'):
+            sel = [r for r in rows if r.get('part') == 'callchain' and r['kernel'] == 'series'
+                   and r.get('workload') == wl and r.get('mode') == mode]
+            if not sel:
+                continue
+            bps = st.median([(r['sample_bytes'] + r['deferred_bytes']) / r['samples'] for r in sel])
+            spr = st.median([r['samples'] / r['deferred'] if r['deferred'] else 0 for r in sel])
+            ki = st.median([r['kernel_instructions'] for r in sel])
+            ns = st.median([r['samples'] for r in sel])
+            ref = ref or ki
+            print('  %-10s %-9s %8.0f %10.1f %12s %14.0f %+11.2f%%' % (
+                wl, mode, ns, bps, '%.1f' % spr if spr else '-', ki, (ki / ref - 1) * 100))
+            out.append({'workload': wl, 'mode': mode, 'samples': ns, 'bytes_per_sample': bps,
+                        'samples_per_deferred_record': spr, 'kernel_instructions': ki})
+    return out
+
+
+def svg(chart, path):
+    bars = [(k, l, v) for k in chart for l, v in chart[k]]
+    if not bars:
+        return
+    width, row, left = 760, 22, 330
+    vmax = max(v for _, _, v in bars)
+    h = row * (len(bars) + 2 * len(chart)) + 40
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="monospace" font-size="12">' % (width, h),
+           '<text x="10" y="18" font-size="14">Kernel instructions per page fault (arm64, QEMU -icount)</text>']
+    y = 40
+    for kind in chart:
+        out.append('<text x="10" y="%d" font-weight="bold">%s</text>' % (y + 14, kind))
+        y += row
+        for label, v in chart[kind]:
+            w = (width - left - 80) * v / vmax
+            out.append('<text x="10" y="%d">%s</text>' % (y + 14, label))
+            out.append('<rect x="%d" y="%d" width="%.1f" height="%d" fill="#4a7ab5"/>' % (left, y + 3, w, row - 6))
+            out.append('<text x="%.1f" y="%d">%.0f</text>' % (left + w + 5, y + 14, v))
+            y += row
+        y += row
+    out.append('</svg>')
+    open(path, 'w').write('\n'.join(out) + '\n')
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    outdir = sys.argv[1]
+    logs = [a.split('=', 1) for a in sys.argv[2:]]
+    rows = parse(logs)
+    if not rows:
+        sys.exit('no BENCH lines in %s' % ', '.join(l for _, l in logs))
+    fault, chart = fault_table(rows)
+    micro = microbench_table(rows)
+    cc = callchain_table(rows)
+    json.dump({'runs': rows, 'fault': fault, 'microbench': micro, 'callchain': cc},
+              open(outdir + '/results.json', 'w'), indent=1)
+    svg(chart, outdir + '/fault-path.svg')
+    print('\nraw results: %s/results.json, chart: %s/fault-path.svg' % (outdir, outdir))
+
+
+main()

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# 'make series': write the mail-ready series to build/series/: git
+# format-patch --cover-letter of build/linux (new files included), with
+# To/Cc on each patch from the tree's get_maintainer.pl.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_tree
+
+DIR=$BUILD/series
+rm -rf "$DIR"
+n=$(git -C "$SRC" rev-list --count base..HEAD)
+[ "$n" -gt 0 ] || die "no patches in $SRC (base..HEAD is empty)"
+git -C "$SRC" format-patch -q --cover-letter --thread --base=base -o "$DIR" base..HEAD
+
+# Per-patch recipients: maintainers and lists of the files each touches.
+for p in "$DIR"/[0-9]*.patch; do
+	case "$p" in *0000-cover-letter.patch) continue ;; esac
+	gm() { (cd "$SRC" && perl scripts/get_maintainer.pl --no-git --no-git-fallback --norolestats --nokeywords "$@"); }
+	to=$(gm -m --nol --nor "$p")
+	cc=$(gm "$p" | grep -vxF "$to" || true)
+	to=$(echo "$to" | paste -sd, -)
+	cc=$(echo "$cc" | paste -sd, -)
+	sed -i "0,/^Subject:/s//To: $to\nCc: $cc\nSubject:/" "$p"
+done
+
+# The cover letter: subject, what the series does, the patch list with
+# their one-line summaries (format-patch adds the shortlog and diffstat),
+# the accepted checkpatch exceptions, and where the numbers come from.
+cover=$DIR/0000-cover-letter.patch
+blurb=$(mktemp)
+{
+	echo "This series makes arm64 emit the generic page fault trace events,"
+	echo "wires arm64 into the generic frame pointer user unwinder so that"
+	echo "perf's deferred user callchains work there, and adds the selftests"
+	echo "and documentation that cover both."
+	echo
+	echo "Tested in QEMU guests (arm64 -M virt -cpu max, and x86_64 as the"
+	echo "reference), each patch checkpatch --strict clean. Measurements: each"
+	echo "commit message says how its numbers were produced."
+	ex=$(grep -v '^#' "$TOP/configs/checkpatch-exceptions" | awk -F'\t' 'NF >= 3 { printf "  %s: %s (%s)\n", $2, $1, $3 }')
+	if [ -n "$ex" ]; then
+		echo
+		echo "checkpatch findings kept on purpose:"
+		echo "$ex"
+	fi
+} >"$blurb"
+sed -i -e "s/\*\*\* SUBJECT HERE \*\*\*/arm64: page fault tracepoints and deferred user callchains/" \
+	-e "/\*\*\* BLURB HERE \*\*\*/{r $blurb
+d}" "$cover"
+rm -f "$blurb"
+msg SERIES "$DIR: cover letter + $n patches"
