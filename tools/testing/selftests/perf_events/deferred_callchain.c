@@ -1,0 +1,1585 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Deferred user space callchains: attr.defer_callchain, attr.defer_output
+ * and PERF_RECORD_CALLCHAIN_DEFERRED.
+ *
+ * A sample of an event with defer_callchain does not walk the user stack.
+ * Its callchain ends with PERF_CONTEXT_USER_DEFERRED and a cookie that
+ * names the current kernel entry of the task.  Before the task returns to
+ * user space, the user stack is walked once (frame pointers) and one
+ * PERF_RECORD_CALLCHAIN_DEFERRED with that cookie is written for the events
+ * with defer_output that perf_iterate_sb() visits: those of the task's
+ * context and the side-band events of the CPU
+ * (perf_unwind_deferred_callback()).
+ *
+ * The workload runs in workload_main() -> level1() -> level2() -> level3().
+ * Its kernel entries (syscalls, page faults) and the instructions around
+ * them sit in one asm block inside level3(), so that the user pc of the
+ * entry and the frame record the frame pointer register points at are
+ * known.  Every level stores the return address it will return to, so the
+ * expected deferred callchain is known exactly:
+ *
+ *   ips[0]  user pc of the kernel entry (instruction_pointer() of the
+ *           entry registers: after the syscall, or the faulting store)
+ *   ips[1]  return address into level2()   (read from level3()'s frame)
+ *   ips[2]  return address into level1()
+ *   ips[3]  return address into workload_main()
+ *
+ * Build with frame pointers: -fno-omit-frame-pointer
+ * -mno-omit-leaf-frame-pointer (see the Makefile).
+ */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <linux/perf_event.h>
+
+#include "kselftest_harness.h"
+
+/*
+ * The levels must stay functions of their own and the asm blocks must be
+ * inside level3() even at -O0 (the kernel's noinline and __always_inline
+ * are not available to user space).
+ */
+#define DC_ATTR(a)		__attribute__((a))
+#define DC_NOINLINE		DC_ATTR(noinline)
+#define DC_ALWAYS_INLINE	DC_ATTR(always_inline)
+
+#define DC_SAMPLE_TYPE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+			 PERF_SAMPLE_CALLCHAIN)
+#define DC_PERIOD_NS	100000		/* cpu-clock sample period: 10 kHz */
+#define DC_RUN_NS	300000000ULL	/* how long each workload runs */
+#define DC_TASK_PAGES	64		/* data pages of a task ring buffer */
+#define DC_CPU_PAGES	64		/* data pages of a per-CPU ring buffer */
+#define DC_LOG_SIZE	(32UL * 1024 * 1024) /* copy of all records read */
+#define DC_MAX_RINGS	256
+#define DC_SYSCALLS	100		/* syscalls per call of the workload */
+#define DC_FAULT_PAGES	32		/* pages touched per call */
+#define DC_FAULT_AREA	2048		/* pages of fresh memory to fault in */
+#define DC_READ_CHUNK	(1024UL * 1024)	/* buffer of the long readv() */
+#define DC_READ_IOVS	256		/* iovecs, all on that buffer */
+#define DC_PF_KTHREAD	0x00200000	/* PF_KTHREAD in /proc/PID/stat */
+
+#if defined(__x86_64__)
+#define DC_HAVE_WORKLOAD	1
+#define DC_USER_TOP		0x0000800000000000ULL
+#define DC_KERNEL_ADDR		0xffffffff81000000UL
+#elif defined(__aarch64__)
+#define DC_HAVE_WORKLOAD	1
+#define DC_USER_TOP		0x0001000000000000ULL
+#define DC_KERNEL_ADDR		0xffff800000000000UL
+#else
+#define DC_HAVE_WORKLOAD	0
+#define DC_USER_TOP		(~0ULL)
+#define DC_KERNEL_ADDR		0UL
+#endif
+
+enum dc_op {
+	DC_OP_SYSCALLS,		/* getppid() in a loop */
+	DC_OP_LONG_READ,	/* one long readv() from /dev/zero */
+	DC_OP_FAULTS,		/* write to fresh pages */
+	DC_OP_HOSTILE,		/* getppid() loop with a hostile frame pointer */
+};
+
+enum dc_hostile {
+	DC_HOSTILE_KERNEL,	/* frame pointer is a kernel address */
+	DC_HOSTILE_UNMAPPED,	/* ... an unmapped user address above sp */
+	DC_HOSTILE_MISALIGNED,	/* ... a valid frame + 1 */
+	DC_HOSTILE_SELF,	/* ... a frame record that points at itself */
+	DC_HOSTILE_CYCLE,	/* ... two frame records that point at each other */
+};
+
+/* A frame record as the frame pointer register points at it. */
+struct dc_frame {
+	unsigned long fp;
+	unsigned long ra;
+};
+
+struct dc_work {
+	enum dc_op op;
+	unsigned long count;		/* loop iterations in the asm block */
+	unsigned long nr;		/* syscall number */
+	unsigned long arg[3];		/* syscall arguments */
+	char *pages;			/* DC_OP_FAULTS: next page to touch */
+	unsigned long step;		/* DC_OP_FAULTS: page size */
+	unsigned long bad_fp;		/* DC_OP_HOSTILE */
+	bool misalign;			/* DC_OP_HOSTILE: use level3's fp + 1 */
+	long ret;			/* last syscall return value */
+	/* Filled in by the workload: */
+	unsigned long begin;		/* first instruction of the asm block */
+	unsigned long end;		/* last address with the same user stack */
+	unsigned long pc;		/* user pc of the kernel entries */
+	unsigned long ra[3];		/* into level2, level1, workload_main */
+	/* Expected deferred callchain inside [begin, end] (DC_OP_HOSTILE) */
+	unsigned long exp_nr;
+	unsigned long exp[3];
+};
+
+/* Saved return addresses carry a PAC with -mbranch-protection=pac-ret. */
+static inline DC_ALWAYS_INLINE unsigned long dc_strip(void *addr)
+{
+#if defined(__aarch64__)
+	register unsigned long lr asm("x30") = (unsigned long)addr;
+
+	asm ("hint #7" : "+r" (lr));	/* xpaclri */
+	return lr;
+#else
+	return (unsigned long)addr;
+#endif
+}
+
+#if defined(__x86_64__)
+
+static inline DC_ALWAYS_INLINE void dc_syscall_loop(struct dc_work *w)
+{
+	unsigned long n = w->count, b, pc, e;
+	long ret;
+
+	asm volatile("1:\n\t"
+		     "mov %[nr], %%rax\n\t"
+		     "mov %[a0], %%rdi\n\t"
+		     "mov %[a1], %%rsi\n\t"
+		     "mov %[a2], %%rdx\n\t"
+		     "syscall\n\t"
+		     "2:\n\t"
+		     "dec %[n]\n\t"
+		     "jnz 1b\n\t"
+		     "3:\n\t"
+		     "mov %%rax, %[ret]\n\t"
+		     "lea 1b(%%rip), %[b]\n\t"
+		     "lea 2b(%%rip), %[pc]\n\t"
+		     "lea 3b(%%rip), %[e]\n\t"
+		     : [b] "=r" (b), [pc] "=r" (pc), [e] "=r" (e),
+		       [ret] "=r" (ret), [n] "+r" (n)
+		     : [nr] "r" (w->nr), [a0] "r" (w->arg[0]),
+		       [a1] "r" (w->arg[1]), [a2] "r" (w->arg[2])
+		     : "rax", "rcx", "rdx", "rsi", "rdi", "r11", "memory", "cc");
+	w->begin = b;
+	w->pc = pc;
+	w->end = e;
+	w->ret = ret;
+}
+
+/*
+ * The frame pointer is hostile only inside this asm block: it is saved in
+ * r12, replaced, and restored before the compiler can use it again.
+ */
+static inline DC_ALWAYS_INLINE void dc_hostile_loop(struct dc_work *w, unsigned long fp)
+{
+	unsigned long n = w->count, b, pc, e;
+
+	asm volatile("mov %%rbp, %%r12\n\t"
+		     "mov %[fp], %%rbp\n\t"
+		     "1:\n\t"
+		     "mov %[nr], %%eax\n\t"
+		     "syscall\n\t"
+		     "2:\n\t"
+		     "dec %[n]\n\t"
+		     "jnz 1b\n\t"
+		     "3:\n\t"
+		     "mov %%r12, %%rbp\n\t"
+		     "lea 1b(%%rip), %[b]\n\t"
+		     "lea 2b(%%rip), %[pc]\n\t"
+		     "lea 3b(%%rip), %[e]\n\t"
+		     : [b] "=r" (b), [pc] "=r" (pc), [e] "=r" (e), [n] "+r" (n)
+		     : [fp] "r" (fp), [nr] "i" (__NR_getppid)
+		     : "rax", "rcx", "r11", "r12", "memory", "cc");
+	w->begin = b;
+	w->pc = pc;
+	w->end = e;
+}
+
+static inline DC_ALWAYS_INLINE void dc_fault_loop(struct dc_work *w)
+{
+	unsigned long n = w->count, b, e;
+	char *p = w->pages;
+
+	asm volatile("1:\n\t"
+		     "movb $1, (%[p])\n\t"
+		     "add %[step], %[p]\n\t"
+		     "dec %[n]\n\t"
+		     "jnz 1b\n\t"
+		     "2:\n\t"
+		     "lea 1b(%%rip), %[b]\n\t"
+		     "lea 2b(%%rip), %[e]\n\t"
+		     : [b] "=r" (b), [e] "=r" (e), [p] "+r" (p), [n] "+r" (n)
+		     : [step] "r" (w->step)
+		     : "memory", "cc");
+	w->begin = b;
+	w->pc = b;
+	w->end = e;
+}
+
+#elif defined(__aarch64__)
+
+static inline DC_ALWAYS_INLINE void dc_syscall_loop(struct dc_work *w)
+{
+	unsigned long n = w->count, b, pc, e;
+	long ret;
+
+	asm volatile("1:\n\t"
+		     "mov x8, %[nr]\n\t"
+		     "mov x0, %[a0]\n\t"
+		     "mov x1, %[a1]\n\t"
+		     "mov x2, %[a2]\n\t"
+		     "svc #0\n\t"
+		     "2:\n\t"
+		     "subs %[n], %[n], #1\n\t"
+		     "b.ne 1b\n\t"
+		     "3:\n\t"
+		     "mov %[ret], x0\n\t"
+		     "adr %[b], 1b\n\t"
+		     "adr %[pc], 2b\n\t"
+		     "adr %[e], 3b\n\t"
+		     : [b] "=r" (b), [pc] "=r" (pc), [e] "=r" (e),
+		       [ret] "=r" (ret), [n] "+r" (n)
+		     : [nr] "r" (w->nr), [a0] "r" (w->arg[0]),
+		       [a1] "r" (w->arg[1]), [a2] "r" (w->arg[2])
+		     : "x0", "x1", "x2", "x8", "memory", "cc");
+	w->begin = b;
+	w->pc = pc;
+	w->end = e;
+	w->ret = ret;
+}
+
+/*
+ * The frame pointer is hostile only inside this asm block: it is saved in
+ * x19, replaced, and restored before the compiler can use it again.
+ */
+static inline DC_ALWAYS_INLINE void dc_hostile_loop(struct dc_work *w, unsigned long fp)
+{
+	unsigned long n = w->count, b, pc, e;
+
+	asm volatile("mov x19, x29\n\t"
+		     "mov x29, %[fp]\n\t"
+		     "1:\n\t"
+		     "mov x8, %[nr]\n\t"
+		     "svc #0\n\t"
+		     "2:\n\t"
+		     "subs %[n], %[n], #1\n\t"
+		     "b.ne 1b\n\t"
+		     "3:\n\t"
+		     "mov x29, x19\n\t"
+		     "adr %[b], 1b\n\t"
+		     "adr %[pc], 2b\n\t"
+		     "adr %[e], 3b\n\t"
+		     : [b] "=r" (b), [pc] "=r" (pc), [e] "=r" (e), [n] "+r" (n)
+		     : [fp] "r" (fp), [nr] "i" (__NR_getppid)
+		     : "x0", "x8", "x19", "memory", "cc");
+	w->begin = b;
+	w->pc = pc;
+	w->end = e;
+}
+
+static inline DC_ALWAYS_INLINE void dc_fault_loop(struct dc_work *w)
+{
+	unsigned long n = w->count, b, e;
+	char *p = w->pages;
+
+	asm volatile("1:\n\t"
+		     "strb wzr, [%[p]]\n\t"
+		     "add %[p], %[p], %[step]\n\t"
+		     "subs %[n], %[n], #1\n\t"
+		     "b.ne 1b\n\t"
+		     "2:\n\t"
+		     "adr %[b], 1b\n\t"
+		     "adr %[e], 2b\n\t"
+		     : [b] "=r" (b), [e] "=r" (e), [p] "+r" (p), [n] "+r" (n)
+		     : [step] "r" (w->step)
+		     : "memory", "cc");
+	w->begin = b;
+	w->pc = b;
+	w->end = e;
+}
+
+#else
+
+static void dc_syscall_loop(struct dc_work *w)
+{
+}
+
+static void dc_hostile_loop(struct dc_work *w, unsigned long fp)
+{
+}
+
+static void dc_fault_loop(struct dc_work *w)
+{
+}
+
+#endif
+
+/*
+ * The call chain of the workload.  noinline and the empty asm statements
+ * keep every level a real function with its own frame, called (not jumped
+ * to) from the level above.
+ */
+static DC_NOINLINE long level3(struct dc_work *w)
+{
+	w->ra[0] = dc_strip(__builtin_return_address(0));
+	asm volatile("" ::: "memory");
+
+	switch (w->op) {
+	case DC_OP_SYSCALLS:
+	case DC_OP_LONG_READ:
+		dc_syscall_loop(w);
+		break;
+	case DC_OP_FAULTS:
+		dc_fault_loop(w);
+		break;
+	case DC_OP_HOSTILE:
+		dc_hostile_loop(w, w->misalign ?
+				(unsigned long)__builtin_frame_address(0) + 1 :
+				w->bad_fp);
+		break;
+	}
+	return w->ret;
+}
+
+static DC_NOINLINE long level2(struct dc_work *w)
+{
+	long ret;
+
+	w->ra[1] = dc_strip(__builtin_return_address(0));
+	ret = level3(w);
+	asm volatile("" ::: "memory");
+	return ret;
+}
+
+static DC_NOINLINE long level1(struct dc_work *w)
+{
+	long ret;
+
+	w->ra[2] = dc_strip(__builtin_return_address(0));
+	ret = level2(w);
+	asm volatile("" ::: "memory");
+	return ret;
+}
+
+static DC_NOINLINE long workload_main(struct dc_work *w)
+{
+	long ret;
+
+	ret = level1(w);
+	asm volatile("" ::: "memory");
+	return ret;
+}
+
+/* One ring buffer: a sampling event and maybe its side-band event. */
+struct dc_ring {
+	int fd;				/* owns the mmap */
+	int sb_fd;			/* side-band event with defer_output */
+	int cpu;
+	struct perf_event_mmap_page *pg;
+	size_t map_len;
+	char *data;
+	__u64 data_size;
+};
+
+struct dc_session {
+	struct dc_ring ring[DC_MAX_RINGS];
+	int nr_rings;
+	/* Records copied out of the rings: struct dc_logrec + the record. */
+	char *log;
+	size_t log_len;
+	__u64 bytes;			/* read from the rings */
+	__u64 t_stop;			/* CLOCK_MONOTONIC before disabling */
+	int err;			/* drain error */
+};
+
+struct dc_logrec {
+	__u32 ring;
+	__u32 size;
+};
+
+struct dc_config {
+	__u32 type;
+	__u64 config;
+	__u64 period;
+	pid_t pid;
+	bool defer;
+	bool self_output;
+};
+
+struct dc_sample {
+	const __u64 *chain;
+	__u64 nr;
+	__u64 ip;
+	__u64 time;
+	__u32 pid;
+	__u32 tid;
+	__u16 misc;
+	int ring;
+};
+
+struct dc_deferred {
+	const __u64 *ips;
+	__u64 nr;
+	__u64 cookie;
+	__u64 time;
+	__u32 pid;
+	__u32 tid;
+	__u16 misc;
+	int ring;
+};
+
+struct dc_records {
+	struct dc_sample *samples;
+	struct dc_deferred *deferred;
+	size_t nr_samples;
+	size_t nr_deferred;
+	__u64 lost;
+	size_t throttled;
+};
+
+static __u64 dc_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int dc_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, -1,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+static void dc_attr(struct perf_event_attr *attr, __u32 type, __u64 config,
+		    __u64 period)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = type;
+	attr->config = config;
+	attr->sample_period = period;
+	attr->sample_type = DC_SAMPLE_TYPE;
+	attr->sample_id_all = 1;
+	attr->disabled = 1;
+	attr->exclude_callchain_kernel = 0;
+	/* Same clock as clock_gettime(), see dc_session.t_stop. */
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
+}
+
+static int dc_tracepoint_id(const char *name)
+{
+	static const char * const roots[] = {
+		"/sys/kernel/tracing/events",
+		"/sys/kernel/debug/tracing/events",
+	};
+	char path[256];
+	unsigned int i;
+	int id = -1;
+	FILE *f;
+
+	for (i = 0; i < ARRAY_SIZE(roots) && id < 0; i++) {
+		snprintf(path, sizeof(path), "%s/%s/id", roots[i], name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%d", &id) != 1)
+			id = -1;
+		fclose(f);
+	}
+	return id;
+}
+
+static void dc_session_init(struct dc_session *s)
+{
+	int i;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < DC_MAX_RINGS; i++) {
+		s->ring[i].fd = -1;
+		s->ring[i].sb_fd = -1;
+	}
+}
+
+/*
+ * Open the sampling event of one ring, its buffer and, unless the sampling
+ * event outputs the deferred callchains itself, a dummy side-band event
+ * with defer_output that writes into the same buffer.
+ *
+ * Deferred records are delivered by perf_iterate_sb(): to every event of
+ * the current task's context, but among per-CPU events only to those on the
+ * CPU's side-band list, which is_sb_event() fills with events asking for
+ * mmap/comm/task/... records.  defer_output alone does not put an event
+ * there, so the per-CPU side-band event also asks for comm records.
+ *
+ * Returns 0, -EOPNOTSUPP when the kernel rejects defer_callchain but takes
+ * the same event without it, or another -errno.
+ */
+static int dc_ring_open(struct dc_session *s, const struct dc_config *c,
+			int cpu, unsigned int pages)
+{
+	struct dc_ring *r = &s->ring[s->nr_rings];
+	size_t page_size = sysconf(_SC_PAGESIZE);
+	struct perf_event_attr attr;
+	int err, fd;
+
+	dc_attr(&attr, c->type, c->config, c->period);
+	attr.defer_callchain = c->defer;
+	attr.defer_output = c->self_output;
+	r->cpu = cpu;
+	r->fd = dc_perf_open(&attr, c->pid, cpu);
+	if (r->fd < 0) {
+		err = -errno;
+		if (err == -EINVAL && (c->defer || c->self_output)) {
+			attr.defer_callchain = 0;
+			attr.defer_output = 0;
+			r->fd = dc_perf_open(&attr, c->pid, cpu);
+			if (r->fd >= 0) {
+				close(r->fd);
+				r->fd = -1;
+				return -EOPNOTSUPP;
+			}
+		}
+		return err;
+	}
+	s->nr_rings++;
+
+	r->map_len = (pages + 1) * page_size;
+	r->pg = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		     r->fd, 0);
+	if (r->pg == MAP_FAILED) {
+		r->pg = NULL;
+		return -errno;
+	}
+	r->data = (char *)r->pg + (r->pg->data_offset ?: page_size);
+	r->data_size = r->pg->data_size ?: pages * page_size;
+
+	if (c->self_output)
+		return 0;
+
+	dc_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0);
+	attr.defer_output = 1;
+	attr.comm = c->pid == -1;
+	r->sb_fd = dc_perf_open(&attr, c->pid, cpu);
+	if (r->sb_fd < 0) {
+		err = -errno;
+		attr.defer_output = 0;
+		if (err == -EINVAL) {
+			fd = dc_perf_open(&attr, c->pid, cpu);
+			if (fd >= 0) {
+				close(fd);
+				return -EOPNOTSUPP;
+			}
+		}
+		return err;
+	}
+	if (ioctl(r->sb_fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd))
+		return -errno;
+	return 0;
+}
+
+static void dc_session_close(struct dc_session *s)
+{
+	int i;
+
+	for (i = 0; i < s->nr_rings; i++) {
+		if (s->ring[i].pg)
+			munmap(s->ring[i].pg, s->ring[i].map_len);
+		if (s->ring[i].sb_fd >= 0)
+			close(s->ring[i].sb_fd);
+		if (s->ring[i].fd >= 0)
+			close(s->ring[i].fd);
+	}
+	s->nr_rings = 0;
+	if (s->log)
+		munmap(s->log, DC_LOG_SIZE);
+	s->log = NULL;
+}
+
+static int dc_session_open(struct dc_session *s, const struct dc_config *c,
+			   bool per_cpu)
+{
+	unsigned int pages = per_cpu ? DC_CPU_PAGES : DC_TASK_PAGES;
+	cpu_set_t cpus;
+	int cpu, err;
+
+	s->log = mmap(NULL, DC_LOG_SIZE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (s->log == MAP_FAILED) {
+		s->log = NULL;
+		return -errno;
+	}
+	if (!per_cpu)
+		return dc_ring_open(s, c, -1, pages);
+
+	/* The workload can only run, and be sampled, on these CPUs. */
+	if (sched_getaffinity(0, sizeof(cpus), &cpus))
+		return -errno;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &cpus))
+			continue;
+		if (s->nr_rings == DC_MAX_RINGS)
+			return -E2BIG;
+		err = dc_ring_open(s, c, cpu, pages);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * Side-band events are enabled first and disabled last: the deferred
+ * record of a sample taken inside the ioctl() that switches a sampling
+ * event is written when that ioctl() returns to user space.
+ */
+static int dc_session_enable(struct dc_session *s, bool on)
+{
+	unsigned long req = on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE;
+	int pass, i, fd;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < s->nr_rings; i++) {
+			fd = pass == on ? s->ring[i].fd : s->ring[i].sb_fd;
+			if (fd >= 0 && ioctl(fd, req, 0))
+				return -errno;
+		}
+	}
+	return 0;
+}
+
+static void dc_ring_copy(const struct dc_ring *r, __u64 off, void *dst,
+			 size_t len)
+{
+	size_t pos = off % r->data_size;
+	size_t first = r->data_size - pos;
+
+	if (first > len)
+		first = len;
+	memcpy(dst, r->data + pos, first);
+	memcpy((char *)dst + first, r->data, len - first);
+}
+
+/* Copy all complete records out of one ring and hand the space back. */
+static int dc_ring_drain(struct dc_session *s, int idx)
+{
+	struct dc_ring *r = &s->ring[idx];
+	struct perf_event_header hdr;
+	struct dc_logrec *rec;
+	__u64 head, tail;
+
+	head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
+	tail = r->pg->data_tail;
+	while (tail < head) {
+		dc_ring_copy(r, tail, &hdr, sizeof(hdr));
+		if (hdr.size < sizeof(hdr) || hdr.size > head - tail ||
+		    hdr.size % sizeof(__u64))
+			return -EBADMSG;
+		if (s->log_len + sizeof(*rec) + hdr.size > DC_LOG_SIZE)
+			return -ENOSPC;
+		rec = (struct dc_logrec *)(s->log + s->log_len);
+		rec->ring = idx;
+		rec->size = hdr.size;
+		dc_ring_copy(r, tail, rec + 1, hdr.size);
+		s->log_len += sizeof(*rec) + hdr.size;
+		s->bytes += hdr.size;
+		tail += hdr.size;
+	}
+	__atomic_store_n(&r->pg->data_tail, tail, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void dc_drain_all(struct dc_session *s)
+{
+	int i, err;
+
+	for (i = 0; i < s->nr_rings; i++) {
+		err = dc_ring_drain(s, i);
+		if (err && !s->err)
+			s->err = err;
+	}
+}
+
+/*
+ * Run the workload over and over for DC_RUN_NS, at most max_calls times,
+ * with the events enabled, and collect the records.  Returns the number of
+ * calls of workload_main().
+ */
+static unsigned long dc_run(struct __test_metadata *_metadata,
+			    struct dc_session *s, struct dc_work *w,
+			    unsigned long max_calls, bool idle_tail)
+{
+	struct timespec pause = { .tv_nsec = 20000000 };
+	unsigned long calls = 0;
+	__u64 deadline;
+
+	ASSERT_EQ(0, dc_session_enable(s, true));
+	deadline = dc_now() + DC_RUN_NS;
+	while (calls < max_calls) {
+		workload_main(w);
+		calls++;
+		if (w->op == DC_OP_LONG_READ)
+			ASSERT_LT(0, w->ret);
+		if (w->op == DC_OP_FAULTS)
+			w->pages += w->count * w->step;
+		dc_drain_all(s);
+		if (dc_now() >= deadline)
+			break;
+	}
+	/* Let the idle task run, and be sampled by per-CPU events. */
+	if (idle_tail)
+		nanosleep(&pause, NULL);
+	s->t_stop = dc_now();
+	ASSERT_EQ(0, dc_session_enable(s, false));
+	dc_drain_all(s);
+	ASSERT_EQ(0, s->err) TH_LOG("reading the ring buffer: %s",
+				    strerror(-s->err));
+	TH_LOG("read %llu KiB through %d ring(s) of %llu KiB", s->bytes >> 10,
+	       s->nr_rings, s->ring[0].data_size >> 10);
+	return calls;
+}
+
+static void dc_parse(struct __test_metadata *_metadata, struct dc_session *s,
+		     struct dc_records *out)
+{
+	size_t off, nr_samples = 0, nr_deferred = 0;
+	const struct perf_event_header *hdr;
+	const struct dc_logrec *rec;
+	const __u32 *id;
+	const __u64 *p;
+	int pass;
+
+	memset(out, 0, sizeof(*out));
+	for (pass = 0; pass < 2; pass++) {
+		if (pass) {
+			out->samples = calloc(nr_samples + 1, sizeof(*out->samples));
+			out->deferred = calloc(nr_deferred + 1,
+					       sizeof(*out->deferred));
+			ASSERT_NE(NULL, out->samples);
+			ASSERT_NE(NULL, out->deferred);
+		}
+		nr_samples = 0;
+		nr_deferred = 0;
+		for (off = 0; off < s->log_len; off += sizeof(*rec) + rec->size) {
+			rec = (const struct dc_logrec *)(s->log + off);
+			hdr = (const struct perf_event_header *)(rec + 1);
+			p = (const __u64 *)(hdr + 1);
+
+			switch (hdr->type) {
+			case PERF_RECORD_SAMPLE: {
+				struct dc_sample *smp = &out->samples[nr_samples++];
+
+				if (!pass)
+					break;
+				/* ip, pid/tid, time, nr, ips[nr] */
+				ASSERT_LE(sizeof(*hdr) + 4 * sizeof(__u64), hdr->size);
+				ASSERT_EQ(sizeof(*hdr) + (4 + p[3]) * sizeof(__u64),
+					  hdr->size);
+				id = (const __u32 *)&p[1];
+				smp->ip = p[0];
+				smp->pid = id[0];
+				smp->tid = id[1];
+				smp->time = p[2];
+				smp->nr = p[3];
+				smp->chain = &p[4];
+				smp->misc = hdr->misc;
+				smp->ring = rec->ring;
+				break;
+			}
+			case PERF_RECORD_CALLCHAIN_DEFERRED: {
+				struct dc_deferred *d = &out->deferred[nr_deferred++];
+
+				if (!pass)
+					break;
+				/* cookie, nr, ips[nr], sample_id: pid/tid, time */
+				ASSERT_LE(sizeof(*hdr) + 4 * sizeof(__u64), hdr->size);
+				ASSERT_EQ(sizeof(*hdr) + (4 + p[1]) * sizeof(__u64),
+					  hdr->size);
+				id = (const __u32 *)&p[2 + p[1]];
+				d->cookie = p[0];
+				d->nr = p[1];
+				d->ips = &p[2];
+				d->pid = id[0];
+				d->tid = id[1];
+				d->time = p[3 + p[1]];
+				d->misc = hdr->misc;
+				d->ring = rec->ring;
+				break;
+			}
+			case PERF_RECORD_LOST:
+				if (pass)
+					out->lost += p[1];
+				break;
+			case PERF_RECORD_THROTTLE:
+				if (pass)
+					out->throttled++;
+				break;
+			default:
+				break;
+			}
+		}
+	}
+	out->nr_samples = nr_samples;
+	out->nr_deferred = nr_deferred;
+}
+
+static void dc_records_free(struct dc_records *r)
+{
+	free(r->samples);
+	free(r->deferred);
+}
+
+static int dc_cmp_cookie(const void *a, const void *b)
+{
+	const struct dc_deferred *x = a, *y = b;
+
+	return x->cookie < y->cookie ? -1 : x->cookie > y->cookie;
+}
+
+/* Deferred records of our task with this cookie: index of the first one. */
+static size_t dc_find_cookie(const struct dc_deferred *d, size_t nr,
+			     __u64 cookie, size_t *count)
+{
+	size_t lo = 0, hi = nr, i;
+
+	while (lo < hi) {
+		i = lo + (hi - lo) / 2;
+		if (d[i].cookie < cookie)
+			lo = i + 1;
+		else
+			hi = i;
+	}
+	for (i = lo; i < nr && d[i].cookie == cookie; i++)
+		;
+	*count = i - lo;
+	return lo;
+}
+
+static bool dc_is_context(__u64 ip)
+{
+	return ip >= (__u64)PERF_CONTEXT_MAX;
+}
+
+/* Is pid a kernel thread (idle task, kthread)?  1, 0, or -1: unknown. */
+static int dc_is_kthread(pid_t pid)
+{
+	static struct {
+		pid_t pid;
+		int kthread;
+	} cache[256];
+	static unsigned int nr_cache;
+	unsigned long flags;
+	char path[64], buf[512], *p;
+	unsigned int i;
+	int ret = -1;
+	size_t len;
+	FILE *f;
+
+	if (!pid)
+		return 1;
+	for (i = 0; i < nr_cache; i++)
+		if (cache[i].pid == pid)
+			return cache[i].kthread;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (f) {
+		len = fread(buf, 1, sizeof(buf) - 1, f);
+		buf[len] = '\0';
+		fclose(f);
+		/* pid (comm) state ppid pgrp session tty_nr tpgid flags */
+		p = strrchr(buf, ')');
+		if (p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu",
+				&flags) == 1)
+			ret = !!(flags & DC_PF_KTHREAD);
+	}
+	if (nr_cache < ARRAY_SIZE(cache)) {
+		cache[nr_cache].pid = pid;
+		cache[nr_cache].kthread = ret;
+		nr_cache++;
+	}
+	return ret;
+}
+
+/* What one run is expected to show. */
+struct dc_expect {
+	const struct dc_work *w;
+	bool defer;
+	bool self_output;	/* tail samples may lose their record */
+	bool per_cpu;
+	int pinned_ring;	/* all of our records in this ring, or -1 */
+};
+
+struct dc_result {
+	size_t samples;		/* of our task */
+	size_t user_samples;
+	size_t cookies;		/* distinct cookies in our deferred records */
+	size_t deferred;	/* deferred records of our task */
+	size_t excused;		/* samples after t_stop without a record */
+	size_t workload;	/* user stacks that start in the asm block */
+	size_t at_pc;		/* ... at the pc of its kernel entries */
+	size_t entries;		/* cookies of kernel samples in those entries */
+	size_t kthread_samples;
+	size_t other_ring;	/* records not in the ring of their sample */
+	size_t max_per_cookie;	/* samples sharing the cookie of one entry */
+	size_t bad;
+	char why[256];
+};
+
+/* Count a problem; keep the description of the first one. */
+static void __printf(2, 3) dc_bad(struct dc_result *res, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (res->bad++)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(res->why, sizeof(res->why), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * A user callchain (deferred, or after PERF_CONTEXT_USER) whose first ip
+ * lies in the workload's asm block must continue with the return addresses
+ * the levels saw; with a hostile frame pointer it must be exactly what the
+ * frame records lead to.
+ */
+static void dc_check_user(const struct dc_work *w, const __u64 *ips,
+			  __u64 nr, struct dc_result *res)
+{
+	unsigned long i;
+
+	if (!nr || ips[0] < w->begin || ips[0] > w->end)
+		return;
+	res->workload++;
+	if (ips[0] == w->pc)
+		res->at_pc++;
+	else if (w->op == DC_OP_FAULTS)
+		dc_bad(res, "fault at %#llx, the store is at %#lx",
+		       ips[0], w->pc);
+
+	if (w->op == DC_OP_HOSTILE) {
+		if (nr != w->exp_nr) {
+			dc_bad(res, "hostile fp: %llu ips, expected %lu",
+			       nr, w->exp_nr);
+			return;
+		}
+		for (i = 1; i < nr; i++)
+			if (ips[i] != w->exp[i])
+				dc_bad(res, "hostile fp: ips[%lu] %#llx, expected %#lx",
+				       i, ips[i], w->exp[i]);
+		return;
+	}
+
+	if (nr < 4) {
+		dc_bad(res, "user stack from %#llx has only %llu ips",
+		       ips[0], nr);
+		return;
+	}
+	if (ips[1] != w->ra[0])
+		dc_bad(res, "ips[1] %#llx is not the return address into level2 %#lx",
+		       ips[1], w->ra[0]);
+	if (ips[2] != w->ra[1])
+		dc_bad(res, "ips[2] %#llx is not the return address into level1 %#lx",
+		       ips[2], w->ra[1]);
+	if (ips[3] != w->ra[2])
+		dc_bad(res, "ips[3] %#llx is not the return address into workload_main %#lx",
+		       ips[3], w->ra[2]);
+}
+
+/* Check the callchain of one sample of our task. */
+static void dc_check_sample(const struct dc_expect *e,
+			    const struct dc_sample *smp, struct dc_result *res)
+{
+	bool user_mode = (smp->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+			 PERF_RECORD_MISC_USER;
+	const __u64 *c = smp->chain;
+	__u64 i, nr = smp->nr, user = nr;
+
+	res->samples++;
+	res->user_samples += user_mode;
+
+	/* A kernel part: PERF_CONTEXT_KERNEL, ips; only if in the kernel. */
+	i = 0;
+	if (!user_mode) {
+		if (!nr || c[0] != PERF_CONTEXT_KERNEL) {
+			dc_bad(res, "kernel sample at %#llx: no PERF_CONTEXT_KERNEL",
+			       smp->ip);
+			return;
+		}
+		for (i = 1; i < nr && !dc_is_context(c[i]); i++)
+			;
+	}
+	if (i < nr)
+		user = i;
+
+	if (e->defer) {
+		/* Exactly PERF_CONTEXT_USER_DEFERRED, cookie: nothing after */
+		if (nr - user != 2 || c[user] != PERF_CONTEXT_USER_DEFERRED) {
+			dc_bad(res, "sample at %#llx: no USER_DEFERRED, cookie at the end",
+			       smp->ip);
+			return;
+		}
+		if (!c[user + 1])
+			dc_bad(res, "sample at %#llx: cookie 0", smp->ip);
+		return;
+	}
+
+	/* PERF_CONTEXT_USER and the user stack walked right away */
+	if (user + 1 >= nr || c[user] != PERF_CONTEXT_USER) {
+		dc_bad(res, "sample at %#llx: no PERF_CONTEXT_USER and user ips",
+		       smp->ip);
+		return;
+	}
+	for (i = user + 1; i < nr; i++)
+		if (dc_is_context(c[i]))
+			dc_bad(res, "sample at %#llx: context %#llx in the user part",
+			       smp->ip, c[i]);
+	if (user_mode && c[user + 1] != smp->ip)
+		dc_bad(res, "user sample at %#llx: user stack starts at %#llx",
+		       smp->ip, c[user + 1]);
+	dc_check_user(e->w, &c[user + 1], nr - user - 1, res);
+}
+
+/* A kernel thread has no user stack: no user context of either kind. */
+static void dc_check_kthread(const struct dc_sample *smp, struct dc_result *res)
+{
+	__u64 i;
+
+	res->kthread_samples++;
+	for (i = 0; i < smp->nr; i++)
+		if (smp->chain[i] == PERF_CONTEXT_USER ||
+		    smp->chain[i] == PERF_CONTEXT_USER_DEFERRED)
+			dc_bad(res, "kernel thread %u: user context %#llx in its callchain",
+			       smp->tid, smp->chain[i]);
+}
+
+static void dc_check(struct __test_metadata *_metadata,
+		     const struct dc_expect *e, struct dc_session *s,
+		     struct dc_result *res)
+{
+	__u32 pid = getpid(), tid = syscall(SYS_gettid);
+	struct dc_deferred *ours;
+	const struct dc_sample *smp;
+	const struct dc_deferred *d;
+	struct dc_records recs;
+	size_t i, j, n, nr_ours = 0, orphans = 0;
+	size_t *per_cookie;
+	bool *entry, user_mode;
+	__u64 cookie;
+
+	memset(res, 0, sizeof(*res));
+	dc_parse(_metadata, s, &recs);
+	ASSERT_EQ(0, recs.lost) TH_LOG("records lost, results meaningless");
+
+	/* Our deferred records, sorted by cookie. */
+	ours = calloc(recs.nr_deferred + 1, sizeof(*ours));
+	ASSERT_NE(NULL, ours);
+	for (i = 0; i < recs.nr_deferred; i++) {
+		d = &recs.deferred[i];
+		if (d->pid == pid && d->tid == tid)
+			ours[nr_ours++] = *d;
+	}
+	qsort(ours, nr_ours, sizeof(*ours), dc_cmp_cookie);
+	per_cookie = calloc(nr_ours + 1, sizeof(*per_cookie));
+	entry = calloc(nr_ours + 1, sizeof(*entry));
+	ASSERT_NE(NULL, per_cookie);
+	ASSERT_NE(NULL, entry);
+	res->deferred = nr_ours;
+
+	for (i = 0; i < nr_ours; i++) {
+		d = &ours[i];
+		if (d->misc != PERF_RECORD_MISC_USER)
+			dc_bad(res, "deferred record misc %#x", d->misc);
+		if (!d->nr)
+			dc_bad(res, "deferred record %#llx without ips",
+			       d->cookie);
+		for (j = 0; j < d->nr; j++)
+			if (d->ips[j] >= DC_USER_TOP)
+				dc_bad(res, "deferred %#llx: ips[%zu] %#llx is no user address",
+				       d->cookie, j, d->ips[j]);
+		if (e->pinned_ring >= 0 && d->ring != e->pinned_ring)
+			dc_bad(res, "deferred record in ring %d, pinned to ring %d",
+			       d->ring, e->pinned_ring);
+		dc_check_user(e->w, d->ips, d->nr, res);
+	}
+
+	for (i = 0; i < recs.nr_samples; i++) {
+		smp = &recs.samples[i];
+		if (smp->pid != pid || smp->tid != tid) {
+			if (e->per_cpu && dc_is_kthread(smp->pid) == 1)
+				dc_check_kthread(smp, res);
+			continue;
+		}
+		dc_check_sample(e, smp, res);
+		if (e->pinned_ring >= 0 && smp->ring != e->pinned_ring)
+			dc_bad(res, "sample in ring %d, pinned to ring %d",
+			       smp->ring, e->pinned_ring);
+		if (!e->defer || smp->nr < 2 ||
+		    smp->chain[smp->nr - 2] != PERF_CONTEXT_USER_DEFERRED)
+			continue;
+
+		/* Exactly one deferred record per cookie */
+		cookie = smp->chain[smp->nr - 1];
+		user_mode = (smp->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+			    PERF_RECORD_MISC_USER;
+		j = dc_find_cookie(ours, nr_ours, cookie, &n);
+		if (n)
+			per_cookie[j]++;
+		if (n == 1) {
+			d = &ours[j];
+			if (d->ring != smp->ring)
+				res->other_ring++;
+			/* Taken in user mode: the walk starts at its ip */
+			if (user_mode && d->ips[0] != smp->ip)
+				dc_bad(res, "user sample at %#llx: deferred ips[0] %#llx",
+				       smp->ip, d->ips[0]);
+			/* Taken in a syscall or fault of the workload */
+			if (!user_mode && d->ips[0] == e->w->pc)
+				entry[j] = true;
+		} else if (!n && e->self_output && smp->time >= s->t_stop) {
+			res->excused++;
+		} else {
+			dc_bad(res, "cookie %#llx of the sample at %#llx: %zu deferred records",
+			       cookie, smp->ip, n);
+		}
+	}
+
+	/* Every record answers a sample; samples per cookie. */
+	for (i = 0; i < nr_ours; i = j) {
+		for (j = i + 1; j < nr_ours && ours[j].cookie == ours[i].cookie; j++)
+			;
+		res->cookies++;
+		if (!per_cookie[i])
+			orphans++;
+		if (!entry[i])
+			continue;
+		res->entries++;
+		if (per_cookie[i] > res->max_per_cookie)
+			res->max_per_cookie = per_cookie[i];
+	}
+	if (orphans)
+		dc_bad(res, "%zu deferred records answer no sample", orphans);
+	if (!e->defer && recs.nr_deferred)
+		dc_bad(res, "%zu deferred records without defer_callchain",
+		       recs.nr_deferred);
+
+	TH_LOG("samples %zu (user mode %zu, throttles %zu, late %zu), deferred %zu, cookies %zu",
+	       res->samples, res->user_samples, recs.throttled, res->excused,
+	       res->deferred, res->cookies);
+	TH_LOG("workload stacks %zu (at pc %zu, entries %zu), kthread samples %zu, other ring %zu",
+	       res->workload, res->at_pc, res->entries, res->kthread_samples,
+	       res->other_ring);
+	EXPECT_EQ(0, res->bad) TH_LOG("%zu problems, first: %s", res->bad,
+				      res->why);
+	free(entry);
+	free(per_cookie);
+	free(ours);
+	dc_records_free(&recs);
+}
+
+FIXTURE(deferred)
+{
+	struct dc_session s;
+	char *area;
+	size_t area_len;
+	struct iovec iov[DC_READ_IOVS];
+	int zero_fd;
+	int pinned_ring;
+};
+
+FIXTURE_VARIANT(deferred)
+{
+	__u32 type;
+	__u64 config;
+	const char *tracepoint;	/* config from tracefs */
+	__u64 period;
+	enum dc_op op;
+	bool defer;		/* defer_callchain on the sampling event */
+	bool self_output;	/* defer_output on the sampling event itself */
+	bool per_cpu;		/* pid -1, one event per CPU */
+	bool pinned;		/* workload pinned to one CPU */
+};
+
+/* cpu-clock samples of the task while level3() makes syscalls */
+FIXTURE_VARIANT_ADD(deferred, cpu_clock)
+{
+	.type = PERF_TYPE_SOFTWARE,
+	.config = PERF_COUNT_SW_CPU_CLOCK,
+	.period = DC_PERIOD_NS,
+	.op = DC_OP_SYSCALLS,
+	.defer = true,
+};
+
+/* The same, the sampling event receives the deferred records itself */
+FIXTURE_VARIANT_ADD(deferred, cpu_clock_self_output)
+{
+	.type = PERF_TYPE_SOFTWARE,
+	.config = PERF_COUNT_SW_CPU_CLOCK,
+	.period = DC_PERIOD_NS,
+	.op = DC_OP_SYSCALLS,
+	.defer = true,
+	.self_output = true,
+};
+
+/* One sample per user page fault while level3() writes to fresh pages */
+FIXTURE_VARIANT_ADD(deferred, page_fault_user)
+{
+	.type = PERF_TYPE_TRACEPOINT,
+	.tracepoint = "exceptions/page_fault_user",
+	.period = 1,
+	.op = DC_OP_FAULTS,
+	.defer = true,
+};
+
+/* Many samples in one long read(): one cookie, one record */
+FIXTURE_VARIANT_ADD(deferred, one_entry_many_samples)
+{
+	.type = PERF_TYPE_SOFTWARE,
+	.config = PERF_COUNT_SW_CPU_CLOCK,
+	.period = DC_PERIOD_NS,
+	.op = DC_OP_LONG_READ,
+	.defer = true,
+};
+
+/* Per-CPU events; kernel threads are sampled too */
+FIXTURE_VARIANT_ADD(deferred, per_cpu)
+{
+	.type = PERF_TYPE_SOFTWARE,
+	.config = PERF_COUNT_SW_CPU_CLOCK,
+	.period = DC_PERIOD_NS,
+	.op = DC_OP_SYSCALLS,
+	.defer = true,
+	.per_cpu = true,
+};
+
+FIXTURE_VARIANT_ADD(deferred, per_cpu_pinned)
+{
+	.type = PERF_TYPE_SOFTWARE,
+	.config = PERF_COUNT_SW_CPU_CLOCK,
+	.period = DC_PERIOD_NS,
+	.op = DC_OP_SYSCALLS,
+	.defer = true,
+	.per_cpu = true,
+	.pinned = true,
+};
+
+/* Without defer_callchain: the user stack is in the sample itself */
+FIXTURE_VARIANT_ADD(deferred, no_defer)
+{
+	.type = PERF_TYPE_SOFTWARE,
+	.config = PERF_COUNT_SW_CPU_CLOCK,
+	.period = DC_PERIOD_NS,
+	.op = DC_OP_SYSCALLS,
+	.defer = false,
+};
+
+FIXTURE_VARIANT_ADD(deferred, no_defer_per_cpu)
+{
+	.type = PERF_TYPE_SOFTWARE,
+	.config = PERF_COUNT_SW_CPU_CLOCK,
+	.period = DC_PERIOD_NS,
+	.op = DC_OP_SYSCALLS,
+	.defer = false,
+	.per_cpu = true,
+};
+
+FIXTURE_SETUP(deferred)
+{
+	struct dc_config c = {
+		.type = variant->type,
+		.config = variant->config,
+		.period = variant->period,
+		.pid = variant->per_cpu ? -1 : 0,
+		.defer = variant->defer,
+		.self_output = variant->self_output,
+	};
+	long page_size = sysconf(_SC_PAGESIZE);
+	cpu_set_t cpus;
+	int id, err, cpu, i;
+
+	dc_session_init(&self->s);
+	self->zero_fd = -1;
+	self->pinned_ring = -1;
+	if (!DC_HAVE_WORKLOAD)
+		SKIP(return, "no workload for this architecture");
+	if (geteuid())
+		SKIP(return, "needs root: kernel callchains, per-CPU events, tracepoints");
+	if (variant->tracepoint) {
+		id = dc_tracepoint_id(variant->tracepoint);
+		if (id < 0)
+			SKIP(return, "no tracepoint %s in tracefs",
+			     variant->tracepoint);
+		c.config = id;
+	}
+
+	err = dc_session_open(&self->s, &c, variant->per_cpu);
+	if (err == -EOPNOTSUPP)
+		SKIP(return, "perf_event_open() rejects defer_callchain/defer_output");
+	ASSERT_EQ(0, err) TH_LOG("opening the events: %s", strerror(-err));
+
+	if (variant->pinned) {
+		cpu = self->s.ring[0].cpu;
+		CPU_ZERO(&cpus);
+		CPU_SET(cpu, &cpus);
+		ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+		self->pinned_ring = 0;
+	}
+	if (variant->op == DC_OP_FAULTS) {
+		self->area_len = DC_FAULT_AREA * page_size;
+		self->area = mmap(NULL, self->area_len, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		ASSERT_NE(MAP_FAILED, self->area);
+		/* One fault per page; fails harmlessly without THP. */
+		madvise(self->area, self->area_len, MADV_NOHUGEPAGE);
+	}
+	if (variant->op == DC_OP_LONG_READ) {
+		self->area_len = DC_READ_CHUNK;
+		self->area = mmap(NULL, self->area_len, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+				  -1, 0);
+		ASSERT_NE(MAP_FAILED, self->area);
+		self->zero_fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+		ASSERT_LE(0, self->zero_fd);
+		for (i = 0; i < DC_READ_IOVS; i++) {
+			self->iov[i].iov_base = self->area;
+			self->iov[i].iov_len = self->area_len;
+		}
+	}
+}
+
+FIXTURE_TEARDOWN(deferred)
+{
+	dc_session_close(&self->s);
+	if (self->area && self->area != MAP_FAILED)
+		munmap(self->area, self->area_len);
+	if (self->zero_fd >= 0)
+		close(self->zero_fd);
+}
+
+TEST_F(deferred, callchains)
+{
+	struct dc_work w = { .op = variant->op };
+	struct dc_expect e = {
+		.w = &w,
+		.defer = variant->defer,
+		.self_output = variant->self_output,
+		.per_cpu = variant->per_cpu,
+		.pinned_ring = self->pinned_ring,
+	};
+	unsigned long calls, max_calls = ~0UL;
+	struct dc_result res;
+
+	switch (variant->op) {
+	case DC_OP_SYSCALLS:
+		w.count = DC_SYSCALLS;
+		w.nr = __NR_getppid;
+		break;
+	case DC_OP_LONG_READ:
+		w.count = 1;
+		w.nr = __NR_readv;
+		w.arg[0] = self->zero_fd;
+		w.arg[1] = (unsigned long)self->iov;
+		w.arg[2] = DC_READ_IOVS;
+		break;
+	case DC_OP_FAULTS:
+		w.count = DC_FAULT_PAGES;
+		w.pages = self->area;
+		w.step = sysconf(_SC_PAGESIZE);
+		max_calls = DC_FAULT_AREA / DC_FAULT_PAGES;
+		break;
+	default:
+		ASSERT_TRUE(false);
+	}
+
+	calls = dc_run(_metadata, &self->s, &w, max_calls, variant->per_cpu);
+	dc_check(_metadata, &e, &self->s, &res);
+
+	/* The checks above are only as good as the samples they saw. */
+	ASSERT_LT(0, res.samples) TH_LOG("no samples of the test task");
+	ASSERT_LT(0, res.workload) TH_LOG("no user stack from the workload");
+	EXPECT_LT(0, res.at_pc) TH_LOG("no sample inside a kernel entry of the workload");
+	if (variant->defer)
+		EXPECT_LT(0, res.deferred);
+	/* One fault, one kernel entry, one sample, one cookie. */
+	if (variant->op == DC_OP_FAULTS) {
+		EXPECT_EQ(res.entries, res.at_pc);
+		EXPECT_GE(calls * DC_FAULT_PAGES, res.entries);
+	}
+	/* Each readv() is one kernel entry: one cookie, many samples. */
+	if (variant->op == DC_OP_LONG_READ) {
+		TH_LOG("readv() calls %lu, with samples %zu, most samples in one %zu",
+		       calls, res.entries, res.max_per_cookie);
+		EXPECT_LT(0, res.entries);
+		EXPECT_GE(calls, res.entries);
+		EXPECT_LT(1, res.max_per_cookie);
+	}
+	if (variant->per_cpu)
+		EXPECT_LT(0, res.kthread_samples);
+}
+
+FIXTURE(hostile)
+{
+	struct dc_session s;
+};
+
+FIXTURE_VARIANT(hostile)
+{
+	enum dc_hostile kind;
+};
+
+FIXTURE_VARIANT_ADD(hostile, kernel_address)
+{
+	.kind = DC_HOSTILE_KERNEL,
+};
+
+FIXTURE_VARIANT_ADD(hostile, unmapped)
+{
+	.kind = DC_HOSTILE_UNMAPPED,
+};
+
+FIXTURE_VARIANT_ADD(hostile, misaligned)
+{
+	.kind = DC_HOSTILE_MISALIGNED,
+};
+
+FIXTURE_VARIANT_ADD(hostile, self_loop)
+{
+	.kind = DC_HOSTILE_SELF,
+};
+
+FIXTURE_VARIANT_ADD(hostile, two_frame_cycle)
+{
+	.kind = DC_HOSTILE_CYCLE,
+};
+
+FIXTURE_SETUP(hostile)
+{
+	struct dc_config c = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.period = DC_PERIOD_NS,
+		.defer = true,
+	};
+	int err;
+
+	dc_session_init(&self->s);
+	if (!DC_HAVE_WORKLOAD)
+		SKIP(return, "no workload for this architecture");
+	if (geteuid())
+		SKIP(return, "needs root for kernel callchains");
+	err = dc_session_open(&self->s, &c, false);
+	if (err == -EOPNOTSUPP)
+		SKIP(return, "perf_event_open() rejects defer_callchain/defer_output");
+	ASSERT_EQ(0, err) TH_LOG("opening the events: %s", strerror(-err));
+}
+
+FIXTURE_TEARDOWN(hostile)
+{
+	dc_session_close(&self->s);
+}
+
+/*
+ * An unmapped page above the stack pointer, so that the unwinder gets past
+ * its fp >= sp check and has to read it.
+ */
+static unsigned long dc_unmapped_above(unsigned long sp)
+{
+	unsigned long start, end, top = 0, next = DC_USER_TOP;
+	long page_size = sysconf(_SC_PAGESIZE);
+	unsigned long addr;
+	unsigned char vec;
+	char line[512];
+	FILE *f;
+
+	f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx", &start, &end) != 2)
+			continue;
+		if (start <= sp && sp < end)
+			top = end;
+		else if (start > sp && start < next)
+			next = start;
+	}
+	fclose(f);
+	if (!top || next <= top + page_size)
+		return 0;
+	addr = (top + (next - top) / 2) & ~(page_size - 1);
+	/* mincore() fails with ENOMEM on an unmapped page */
+	if (mincore((void *)addr, page_size, &vec) == 0 || errno != ENOMEM)
+		return 0;
+	return addr;
+}
+
+TEST_F(hostile, unwinder_stops)
+{
+	struct dc_work w = {
+		.op = DC_OP_HOSTILE,
+		.count = DC_SYSCALLS,
+	};
+	struct dc_expect e = {
+		.w = &w,
+		.defer = true,
+		.pinned_ring = -1,
+	};
+	struct dc_frame frames[2];
+	struct dc_result res;
+
+	/*
+	 * The unwinder: cfa = fp + 2 words, ra at cfa - 1 word, next fp at
+	 * cfa - 2 words; it stops when fp < sp, when cfa <= sp, when cfa is
+	 * misaligned or when reading the frame record fails.  The frames
+	 * live in this function's frame, above the sp of level3().
+	 */
+	w.exp_nr = 1;
+	switch (variant->kind) {
+	case DC_HOSTILE_KERNEL:
+		w.bad_fp = DC_KERNEL_ADDR;
+		break;
+	case DC_HOSTILE_UNMAPPED:
+		w.bad_fp = dc_unmapped_above((unsigned long)&frames);
+		if (!w.bad_fp)
+			SKIP(return, "no unmapped page found above the stack");
+		break;
+	case DC_HOSTILE_MISALIGNED:
+		w.misalign = true;
+		break;
+	case DC_HOSTILE_SELF:
+		frames[0].fp = (unsigned long)&frames[0];
+		frames[0].ra = (unsigned long)level1;
+		w.bad_fp = (unsigned long)&frames[0];
+		w.exp[1] = frames[0].ra;
+		w.exp_nr = 2;
+		break;
+	case DC_HOSTILE_CYCLE:
+		frames[0].fp = (unsigned long)&frames[1];
+		frames[0].ra = (unsigned long)level1;
+		frames[1].fp = (unsigned long)&frames[0];
+		frames[1].ra = (unsigned long)level2;
+		w.bad_fp = (unsigned long)&frames[0];
+		w.exp[1] = frames[0].ra;
+		w.exp[2] = frames[1].ra;
+		w.exp_nr = 3;
+		break;
+	}
+
+	dc_run(_metadata, &self->s, &w, ~0UL, false);
+	dc_check(_metadata, &e, &self->s, &res);
+
+	ASSERT_LT(0, res.samples) TH_LOG("no samples of the test task");
+	ASSERT_LT(0, res.workload) TH_LOG("no deferred record with the hostile fp");
+	EXPECT_LT(0, res.at_pc);
+}
+
+TEST_HARNESS_MAIN
