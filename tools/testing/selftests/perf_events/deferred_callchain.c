@@ -845,6 +845,31 @@ static int dc_cmp_cookie(const void *a, const void *b)
 	return x->cookie < y->cookie ? -1 : x->cookie > y->cookie;
 }
 
+static int dc_cmp_u64(const void *a, const void *b)
+{
+	const __u64 *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/* The value that occurs most often in v[nr] (sorts v), 0 if nr is 0. */
+static __u64 dc_most_frequent(__u64 *v, size_t nr)
+{
+	size_t i, j, best = 0;
+	__u64 val = 0;
+
+	qsort(v, nr, sizeof(*v), dc_cmp_u64);
+	for (i = 0; i < nr; i = j) {
+		for (j = i + 1; j < nr && v[j] == v[i]; j++)
+			;
+		if (j - i > best) {
+			best = j - i;
+			val = v[i];
+		}
+	}
+	return val;
+}
+
 /* Deferred records of our task with this cookie: index of the first one. */
 static size_t dc_find_cookie(const struct dc_deferred *d, size_t nr,
 			     __u64 cookie, size_t *count)
@@ -928,6 +953,8 @@ struct dc_result {
 	size_t workload;	/* user stacks that start in the asm block */
 	size_t at_pc;		/* ... at the pc of its kernel entries */
 	size_t entries;		/* cookies of kernel samples in those entries */
+	size_t other_entries;	/* ... of other kernel entries at that pc */
+	__u64 entry_frame;	/* outermost kernel ip of those samples */
 	size_t kthread_samples;
 	size_t other_ring;	/* records not in the ring of their sample */
 	size_t max_per_cookie;	/* samples sharing the cookie of one entry */
@@ -1072,9 +1099,10 @@ static void dc_check(struct __test_metadata *_metadata,
 	const struct dc_sample *smp;
 	const struct dc_deferred *d;
 	struct dc_records recs;
-	size_t i, j, n, nr_ours = 0, orphans = 0;
-	size_t *per_cookie;
-	bool *entry, user_mode;
+	size_t i, j, n, nr_ours = 0, orphans = 0, nr_cand = 0;
+	size_t *per_cookie, *cand;
+	__u64 *frame, *frames;
+	bool *entry, *other, user_mode;
 	__u64 cookie;
 
 	memset(res, 0, sizeof(*res));
@@ -1092,8 +1120,16 @@ static void dc_check(struct __test_metadata *_metadata,
 	qsort(ours, nr_ours, sizeof(*ours), dc_cmp_cookie);
 	per_cookie = calloc(nr_ours + 1, sizeof(*per_cookie));
 	entry = calloc(nr_ours + 1, sizeof(*entry));
+	other = calloc(nr_ours + 1, sizeof(*other));
+	cand = calloc(recs.nr_samples + 1, sizeof(*cand));
+	frame = calloc(recs.nr_samples + 1, sizeof(*frame));
+	frames = calloc(recs.nr_samples + 1, sizeof(*frames));
 	ASSERT_NE(NULL, per_cookie);
 	ASSERT_NE(NULL, entry);
+	ASSERT_NE(NULL, other);
+	ASSERT_NE(NULL, cand);
+	ASSERT_NE(NULL, frame);
+	ASSERT_NE(NULL, frames);
 	res->deferred = nr_ours;
 
 	for (i = 0; i < nr_ours; i++) {
@@ -1143,15 +1179,52 @@ static void dc_check(struct __test_metadata *_metadata,
 			if (user_mode && d->ips[0] != smp->ip)
 				dc_bad(res, "user sample at %#llx: deferred ips[0] %#llx",
 				       smp->ip, d->ips[0]);
-			/* Taken in a syscall or fault of the workload */
-			if (!user_mode && d->ips[0] == e->w->pc)
-				entry[j] = true;
+			/*
+			 * Taken in a kernel entry at the pc of the workload's
+			 * syscall or fault; which kind of entry is told below
+			 * by the outermost kernel ip, just before the
+			 * PERF_CONTEXT_USER_DEFERRED that dc_check_sample()
+			 * found at the end.
+			 */
+			if (!user_mode && d->ips[0] == e->w->pc && smp->nr >= 3) {
+				cand[nr_cand] = j;
+				frame[nr_cand] = smp->chain[smp->nr - 3];
+				frames[nr_cand] = frame[nr_cand];
+				nr_cand++;
+			}
 		} else if (!n && e->self_output && smp->time >= s->t_stop) {
 			res->excused++;
 		} else {
 			dc_bad(res, "cookie %#llx of the sample at %#llx: %zu deferred records",
 			       cookie, smp->ip, n);
 		}
+	}
+
+	/*
+	 * A syscall or fault of the workload is not the only kernel entry
+	 * whose user stack starts at w->pc: an interrupt pending when the
+	 * syscall returns (the cpu-clock hrtimer, an IPI) is taken right
+	 * after sysret/eret, before the instruction at w->pc, and is a kernel
+	 * entry of its own with a cookie of its own.  If a sample lands in
+	 * the kernel during it (in its exit work, e.g. the task work writing
+	 * the deferred record of its own user mode sample, or schedule()),
+	 * that sample has a cookie whose record starts at w->pc too.
+	 *
+	 * The kernel callchains of the samples tell the entries apart: all
+	 * samples in the workload's syscalls or faults end in the same call
+	 * of the entry code (entry_SYSCALL_64, el0_svc, asm_exc_page_fault,
+	 * ...), interrupts in another one.  The workload's entries are many
+	 * samples long, the others a few, so the most frequent outermost
+	 * kernel ip is the one of the workload's entries.  A cookie that
+	 * changes within one syscall still shows up as more entries than
+	 * calls: all of them end in that ip.
+	 */
+	res->entry_frame = dc_most_frequent(frames, nr_cand);
+	for (i = 0; i < nr_cand; i++) {
+		if (frame[i] == res->entry_frame)
+			entry[cand[i]] = true;
+		else
+			other[cand[i]] = true;
 	}
 
 	/* Every record answers a sample; samples per cookie. */
@@ -1161,8 +1234,10 @@ static void dc_check(struct __test_metadata *_metadata,
 		res->cookies++;
 		if (!per_cookie[i])
 			orphans++;
-		if (!entry[i])
+		if (!entry[i]) {
+			res->other_entries += other[i];
 			continue;
+		}
 		res->entries++;
 		if (per_cookie[i] > res->max_per_cookie)
 			res->max_per_cookie = per_cookie[i];
@@ -1179,8 +1254,14 @@ static void dc_check(struct __test_metadata *_metadata,
 	TH_LOG("workload stacks %zu (at pc %zu, entries %zu), kthread samples %zu, other ring %zu",
 	       res->workload, res->at_pc, res->entries, res->kthread_samples,
 	       res->other_ring);
+	TH_LOG("entries through %#llx, other kernel entries at the pc %zu",
+	       res->entry_frame, res->other_entries);
 	EXPECT_EQ(0, res->bad) TH_LOG("%zu problems, first: %s", res->bad,
 				      res->why);
+	free(frames);
+	free(frame);
+	free(cand);
+	free(other);
 	free(entry);
 	free(per_cookie);
 	free(ours);
