@@ -45,6 +45,15 @@ for ARCH in $ARCHES; do
 	fi
 	results+=("$json")
 done
+# The benchmark, in miniature (arm64 only: it measures the arm64 series).
+case " $ARCHES " in *" arm64 "*)
+	printf '\n== bench smoke\n'
+	"$TOP/scripts/bench-smoke.sh" >"$BUILD/logs/bench-smoke.ktap" 2>&1 || rc=1
+	python3 "$TOP/scripts/ktap.py" parse bench "$BUILD/logs/bench-smoke.ktap" \
+		"$BUILD/logs/bench-smoke.json" || rc=1
+	results+=("$BUILD/logs/bench-smoke.json")
+	;;
+esac
 printf '\nbase: %s; %s; %ds\n' "$(cut -d' ' -f1-3 "$BUILD/base/BASE")" \
 	"$(git -C "$SRC" log --oneline base..HEAD | wc -l) patches" $((SECONDS - start))
 python3 "$TOP/scripts/ktap.py" total "${results[@]}" || rc=1

@@ -14,7 +14,7 @@ LOGDIR=$BUILD/logs/$ARCH
 name=$mode
 [ "${VARIANT:-series}" != series ] && name+=-$VARIANT
 [ "${ICOUNT:-0}" = 1 ] && name+=-icount
-LOG=$LOGDIR/$name.log
+LOG=$LOGDIR/${GUEST_LOG:-$name}.log
 kernel=$OUT/$IMAGE
 # One user space for every kernel variant of an arch.
 initrd=$BUILD/out/$ARCH/initramfs.cpio.gz
