@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for rb_alloc_aux(), the allocator behind the perf AUX area.
+ *
+ * A fake PMU records what its setup_aux() callback is handed, so that the
+ * tests can see how the buffer was split into physically contiguous chunks
+ * (rb_alloc_aux() stores a chunk's order in page_private() of its first page).
+ */
+
+#include <kunit/test.h>
+#include <linux/gfp.h>
+#include <linux/list.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/mmzone.h>
+#include <linux/perf_event.h>
+#include <linux/sizes.h>
+#include <linux/vmstat.h>
+#include <linux/workqueue.h>
+
+#include "../internal.h"
+
+struct aux_test_pmu {
+	struct pmu pmu;
+	int setup_calls;
+	int free_calls;
+	/* What the last setup_aux() call was given. */
+	void **pages;
+	int nr_pages;
+	bool overwrite;
+	/* How those pages were laid out. */
+	int nr_chunks;
+	int chunks[NR_PAGE_ORDERS];
+	bool bad_chunk;
+};
+
+struct aux_test_ctx {
+	struct aux_test_pmu tpmu;
+	struct perf_event *event;
+	struct perf_buffer *rb;
+};
+
+static void aux_test_record_chunks(struct aux_test_pmu *tpmu, void **pages,
+				   int nr_pages)
+{
+	int i, j, order;
+
+	for (i = 0; i < nr_pages; i += 1 << order) {
+		struct page *first = virt_to_page(pages[i]);
+
+		order = PagePrivate(first) ? page_private(first) : 0;
+		if (order > MAX_PAGE_ORDER || i + (1 << order) > nr_pages ||
+		    !IS_ALIGNED(page_to_pfn(first), 1 << order)) {
+			tpmu->bad_chunk = true;
+			return;
+		}
+		for (j = 1; j < 1 << order; j++) {
+			if (virt_to_page(pages[i + j]) != first + j)
+				tpmu->bad_chunk = true;
+		}
+		tpmu->chunks[order]++;
+		tpmu->nr_chunks++;
+	}
+}
+
+static void *aux_test_setup_aux(struct perf_event *event, void **pages,
+				int nr_pages, bool overwrite)
+{
+	struct aux_test_pmu *tpmu = container_of(event->pmu,
+						 struct aux_test_pmu, pmu);
+
+	tpmu->setup_calls++;
+	tpmu->pages = pages;
+	tpmu->nr_pages = nr_pages;
+	tpmu->overwrite = overwrite;
+	aux_test_record_chunks(tpmu, pages, nr_pages);
+
+	return tpmu;
+}
+
+static void aux_test_free_aux(void *aux)
+{
+	struct aux_test_pmu *tpmu = aux;
+
+	tpmu->free_calls++;
+}
+
+static int aux_test_init(struct kunit *test)
+{
+	struct aux_test_ctx *ctx;
+
+	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	/* rb_alloc_aux() only looks at the event's PMU and CPU. */
+	ctx->event = kunit_kzalloc(test, sizeof(*ctx->event), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx->event);
+	ctx->rb = rb_alloc(0, 0, -1, RING_BUFFER_WRITABLE);
+	KUNIT_ASSERT_NOT_NULL(test, ctx->rb);
+
+	ctx->tpmu.pmu.setup_aux = aux_test_setup_aux;
+	ctx->tpmu.pmu.free_aux = aux_test_free_aux;
+	ctx->event->pmu = &ctx->tpmu.pmu;
+	ctx->event->cpu = -1;
+	test->priv = ctx;
+
+	return 0;
+}
+
+static void aux_test_exit(struct kunit *test)
+{
+	struct aux_test_ctx *ctx = test->priv;
+
+	if (!ctx || !ctx->rb)
+		return;
+	if (rb_has_aux(ctx->rb))
+		rb_free_aux(ctx->rb);
+	rb_free(ctx->rb);
+}
+
+static int aux_test_alloc(struct kunit *test, unsigned int caps, int nr_pages,
+			  int wm_pages, bool overwrite)
+{
+	struct aux_test_ctx *ctx = test->priv;
+
+	ctx->tpmu.pmu.capabilities = caps;
+
+	return rb_alloc_aux(ctx->rb, ctx->event, 0, nr_pages,
+			    (long)wm_pages << PAGE_SHIFT,
+			    overwrite ? 0 : RING_BUFFER_WRITABLE);
+}
+
+/* Log the chunks the fake PMU was given, largest first. */
+static void aux_test_report(struct kunit *test, const char *what)
+{
+	struct aux_test_ctx *ctx = test->priv;
+	struct aux_test_pmu *tpmu = &ctx->tpmu;
+	char buf[128];
+	int order, len = 0;
+
+	for (order = MAX_PAGE_ORDER; order >= 0; order--) {
+		if (tpmu->chunks[order])
+			len += scnprintf(buf + len, sizeof(buf) - len,
+					 " %dx order-%d", tpmu->chunks[order],
+					 order);
+	}
+	buf[len] = '\0';
+	kunit_info(test, "%s: %d pages (%lu KiB), chunks=%d:%s\n", what,
+		   tpmu->nr_pages, (unsigned long)tpmu->nr_pages << (PAGE_SHIFT - 10),
+		   tpmu->nr_chunks, buf);
+}
+
+/*
+ * Free blocks of at least @order, counted in blocks of @order. Only used to
+ * skip the layout tests on a system too fragmented to run them.
+ */
+static unsigned long aux_free_blocks(int order)
+{
+	unsigned long nr = 0;
+	struct zone *zone;
+	int o;
+
+	for_each_populated_zone(zone) {
+		for (o = order; o < NR_PAGE_ORDERS; o++) {
+			/* Without the zone lock: an estimate will do. */
+			nr += data_race(zone->free_area[o].nr_free) << (o - order);
+		}
+	}
+
+	return nr;
+}
+
+struct aux_layout_case {
+	const char *desc;
+	unsigned int caps;
+	int nr_pages;
+	int wm_pages;	/* 0: rb_alloc_aux() uses half the buffer */
+	bool overwrite;
+	int order;	/* of every chunk, before capping at MAX_PAGE_ORDER */
+	int err;	/* expected rb_alloc_aux() error, if any */
+};
+
+static void aux_check_layout(struct kunit *test)
+{
+	const struct aux_layout_case *p = test->param_value;
+	struct aux_test_ctx *ctx = test->priv;
+	struct aux_test_pmu *tpmu = &ctx->tpmu;
+	int order = min(p->order, MAX_PAGE_ORDER);
+	int nr_chunks = p->nr_pages >> order;
+	int ret;
+
+	if (order && aux_free_blocks(order) < nr_chunks)
+		kunit_skip(test, "fewer than %d free order-%d blocks",
+			   nr_chunks, order);
+
+	ret = aux_test_alloc(test, p->caps, p->nr_pages, p->wm_pages,
+			     p->overwrite);
+	KUNIT_ASSERT_EQ(test, ret, p->err);
+	if (p->err) {
+		KUNIT_EXPECT_EQ(test, tpmu->setup_calls, 0);
+		KUNIT_EXPECT_FALSE(test, rb_has_aux(ctx->rb));
+		return;
+	}
+
+	aux_test_report(test, p->desc);
+	KUNIT_EXPECT_EQ(test, tpmu->setup_calls, 1);
+	KUNIT_EXPECT_PTR_EQ(test, tpmu->pages, ctx->rb->aux_pages);
+	KUNIT_EXPECT_EQ(test, tpmu->nr_pages, p->nr_pages);
+	KUNIT_EXPECT_EQ(test, tpmu->overwrite, p->overwrite);
+	KUNIT_EXPECT_FALSE(test, tpmu->bad_chunk);
+	KUNIT_EXPECT_EQ(test, tpmu->nr_chunks, nr_chunks);
+	KUNIT_EXPECT_EQ(test, tpmu->chunks[order], nr_chunks);
+}
+
+static const struct aux_layout_case default_pmu_cases[] = {
+	{ .desc = "default PMU, 256 pages", .nr_pages = 256 },
+	{ .desc = "default PMU, 1024 pages", .nr_pages = 1024 },
+	{ .desc = "default PMU, 4096 pages", .nr_pages = 4096 },
+	{ .desc = "default PMU, 1024 pages, overwrite", .nr_pages = 1024,
+	  .overwrite = true },
+};
+
+KUNIT_ARRAY_PARAM_DESC(default_pmu, default_pmu_cases, desc);
+
+static void aux_default_pmu_gets_single_pages(struct kunit *test)
+{
+	aux_check_layout(test);
+}
+
+/* Chunks of the watermark's order; the watermark is half the buffer by default. */
+static const struct aux_layout_case prefer_large_cases[] = {
+	{ .desc = "prefer-large, 256 pages", .nr_pages = 256,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .order = 7 },
+	{ .desc = "prefer-large, 1024 pages", .nr_pages = 1024,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .order = 9 },
+	{ .desc = "prefer-large, 4096 pages", .nr_pages = 4096,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .order = 11 },
+	{ .desc = "prefer-large, 1024 pages, watermark 16 pages",
+	  .nr_pages = 1024, .wm_pages = 16,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .order = 4 },
+	{ .desc = "prefer-large, 1024 pages, watermark 3 pages",
+	  .nr_pages = 1024, .wm_pages = 3,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .order = 2 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(prefer_large, prefer_large_cases, desc);
+
+static void aux_prefer_large_chunks_follow_watermark(struct kunit *test)
+{
+	aux_check_layout(test);
+}
+
+/* No watermark in overwrite mode: chunks as large as the buffer allows. */
+static const struct aux_layout_case overwrite_cases[] = {
+	{ .desc = "prefer-large, 256 pages, overwrite", .nr_pages = 256,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .overwrite = true,
+	  .order = 8 },
+	{ .desc = "prefer-large, 1024 pages, overwrite", .nr_pages = 1024,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .overwrite = true,
+	  .order = 10 },
+	{ .desc = "prefer-large, 4096 pages, overwrite", .nr_pages = 4096,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .overwrite = true,
+	  .order = 12 },
+	{ .desc = "prefer-large, 1024 pages, overwrite, watermark 16 pages",
+	  .nr_pages = 1024, .wm_pages = 16,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .overwrite = true,
+	  .order = 10 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(overwrite, overwrite_cases, desc);
+
+static void aux_overwrite_chunks_follow_buffer_size(struct kunit *test)
+{
+	aux_check_layout(test);
+}
+
+static const struct aux_layout_case no_sg_cases[] = {
+	{ .desc = "no-sg, 16 pages, overwrite", .nr_pages = 16,
+	  .caps = PERF_PMU_CAP_AUX_NO_SG, .overwrite = true, .order = 4 },
+	{ .desc = "no-sg, largest block, overwrite",
+	  .nr_pages = 1 << MAX_PAGE_ORDER,
+	  .caps = PERF_PMU_CAP_AUX_NO_SG, .overwrite = true,
+	  .order = MAX_PAGE_ORDER },
+	{ .desc = "no-sg, twice the largest block, overwrite",
+	  .nr_pages = 2 << MAX_PAGE_ORDER,
+	  .caps = PERF_PMU_CAP_AUX_NO_SG, .overwrite = true,
+	  .order = MAX_PAGE_ORDER, .err = -ENOMEM },
+};
+
+KUNIT_ARRAY_PARAM_DESC(no_sg, no_sg_cases, desc);
+
+static void aux_no_sg_overwrite_is_one_chunk_or_fails(struct kunit *test)
+{
+	aux_check_layout(test);
+}
+
+static const struct aux_layout_case free_cases[] = {
+	{ .desc = "default PMU, 1024 pages", .nr_pages = 1024 },
+	{ .desc = "prefer-large, 1024 pages", .nr_pages = 1024,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE },
+};
+
+KUNIT_ARRAY_PARAM_DESC(free, free_cases, desc);
+
+/*
+ * Hold an extra reference on every page of the buffer while it is freed:
+ * each page must then be left with exactly that reference, neither kept by
+ * the AUX code nor freed once too often. This is exact, unlike watching
+ * the free page count, which other CPUs keep moving while the test runs.
+ */
+static void aux_buffer_frees_all_pages(struct kunit *test)
+{
+	const struct aux_layout_case *p = test->param_value;
+	struct aux_test_ctx *ctx = test->priv;
+	int i, nr_kept = 0, nr_private = 0;
+	struct page **pages;
+
+	pages = kunit_kcalloc(test, p->nr_pages, sizeof(*pages), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pages);
+	KUNIT_ASSERT_EQ(test, aux_test_alloc(test, p->caps, p->nr_pages, 0, false), 0);
+	for (i = 0; i < p->nr_pages; i++) {
+		pages[i] = virt_to_page(ctx->rb->aux_pages[i]);
+		get_page(pages[i]);
+	}
+
+	rb_free_aux(ctx->rb);
+
+	for (i = 0; i < p->nr_pages; i++) {
+		if (PagePrivate(pages[i]))
+			nr_private++;
+		/* Leak rather than free a page whose count is already wrong. */
+		if (page_ref_count(pages[i]) != 1) {
+			nr_kept++;
+			continue;
+		}
+		__free_page(pages[i]);
+	}
+
+	kunit_info(test, "%s: %d chunks freed, %d pages with a stray reference\n",
+		   p->desc, ctx->tpmu.nr_chunks, nr_kept);
+	KUNIT_EXPECT_EQ(test, ctx->tpmu.free_calls, 1);
+	KUNIT_EXPECT_FALSE(test, rb_has_aux(ctx->rb));
+	KUNIT_EXPECT_EQ(test, nr_kept, 0);
+	KUNIT_EXPECT_EQ(test, nr_private, 0);
+}
+
+/* Free pages, with the per-cpu vmstat deltas folded in. */
+static long aux_nr_free_pages(void)
+{
+	struct zone *zone;
+	long nr = 0;
+
+	for_each_populated_zone(zone)
+		nr += zone_page_state_snapshot(zone, NR_FREE_PAGES);
+
+	return nr;
+}
+
+static void aux_drain_local_pages(struct work_struct *work)
+{
+	drain_local_pages(NULL);
+}
+
+/*
+ * Fragmented memory: the fixture takes every free block of order 1 and up.
+ * It splits the first blocks it gets and gives back one page in two: each
+ * page given back keeps its buddy allocated, so it cannot merge, and no
+ * block of order 1 or more is left free. Giving those pages back first
+ * means memory never runs short; the watermarks count them as free.
+ */
+#define AUX_FRAG_GFP	((GFP_KERNEL & ~__GFP_RECLAIM) | __GFP_NOWARN | \
+			 __GFP_NOMEMALLOC)
+#define AUX_FRAG_HOLES	(SZ_64M >> PAGE_SHIFT)
+
+struct aux_frag {
+	struct list_head held;	/* first pages, order in page_private() */
+	unsigned long nr_held;
+	unsigned long nr_holes;
+};
+
+static void aux_frag_hold(struct aux_frag *frag, struct page *page, int order)
+{
+	set_page_private(page, order);
+	list_add(&page->lru, &frag->held);
+	frag->nr_held += 1UL << order;
+}
+
+static void aux_frag_punch_holes(struct aux_frag *frag, struct page *page,
+				 int order)
+{
+	int i;
+
+	split_page(page, order);
+	for (i = 0; i < 1 << order; i += 2) {
+		aux_frag_hold(frag, page + i, 0);
+		__free_page(page + i + 1);
+		frag->nr_holes++;
+	}
+}
+
+/* Take every block of order 1 or more that is free without reclaim. */
+static void aux_frag_take_blocks(struct aux_frag *frag)
+{
+	struct page *page;
+	int order;
+
+	for (order = MAX_PAGE_ORDER; order >= 1; order--) {
+		while ((page = alloc_pages(AUX_FRAG_GFP, order))) {
+			if (frag->nr_holes < AUX_FRAG_HOLES)
+				aux_frag_punch_holes(frag, page, order);
+			else
+				aux_frag_hold(frag, page, order);
+			cond_resched();
+		}
+	}
+}
+
+static void aux_frag_release(void *data)
+{
+	struct aux_frag *frag = data;
+	struct page *page, *next;
+	int order;
+
+	list_for_each_entry_safe(page, next, &frag->held, lru) {
+		order = page_private(page);
+		list_del(&page->lru);
+		set_page_private(page, 0);
+		__free_pages(page, order);
+		cond_resched();
+	}
+}
+
+struct aux_stalls {
+	unsigned long reclaim;
+	unsigned long compact;
+};
+
+/* Direct reclaim and direct compaction stalls, as in /proc/vmstat. */
+static void aux_read_stalls(unsigned long *events, struct aux_stalls *stalls)
+{
+	int zid;
+
+	all_vm_events(events);
+	stalls->reclaim = 0;
+	for (zid = 0; zid < MAX_NR_ZONES; zid++)
+		stalls->reclaim += events[ALLOCSTALL_NORMAL - ZONE_NORMAL + zid];
+	stalls->compact = 0;
+#ifdef CONFIG_COMPACTION
+	stalls->compact = events[COMPACTSTALL];
+#endif
+}
+
+static const struct aux_layout_case fragmented_cases[] = {
+	{ .desc = "prefer-large, 256 pages, fragmented", .nr_pages = 256,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .order = 7 },
+	{ .desc = "prefer-large, 1024 pages, fragmented", .nr_pages = 1024,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .order = 9 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(fragmented, fragmented_cases, desc);
+
+static void aux_prefer_large_falls_back_without_reclaim(struct kunit *test)
+{
+	const struct aux_layout_case *p = test->param_value;
+	struct aux_test_ctx *ctx = test->priv;
+	struct aux_stalls before, after;
+	struct aux_frag *frag;
+	unsigned long *events;
+	int ret;
+
+	if (!IS_ENABLED(CONFIG_VM_EVENT_COUNTERS))
+		kunit_skip(test, "needs CONFIG_VM_EVENT_COUNTERS");
+
+	events = kunit_kcalloc(test, NR_VM_EVENT_ITEMS, sizeof(*events),
+			       GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, events);
+	frag = kunit_kzalloc(test, sizeof(*frag), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, frag);
+	INIT_LIST_HEAD(&frag->held);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, aux_frag_release, frag), 0);
+
+	aux_frag_take_blocks(frag);
+	/*
+	 * Small blocks may sit on other CPUs' per-cpu lists: flush those to
+	 * the buddy lists and take them too.
+	 */
+	KUNIT_ASSERT_EQ(test, schedule_on_each_cpu(aux_drain_local_pages), 0);
+	aux_frag_take_blocks(frag);
+	kunit_info(test, "fixture holds %lu pages, freed %lu single pages, %ld pages free\n",
+		   frag->nr_held, frag->nr_holes, aux_nr_free_pages());
+	if (frag->nr_holes < AUX_FRAG_HOLES)
+		kunit_skip(test, "too little free memory to fragment");
+
+	aux_read_stalls(events, &before);
+	ret = aux_test_alloc(test, p->caps, p->nr_pages, p->wm_pages,
+			     p->overwrite);
+	aux_read_stalls(events, &after);
+
+	kunit_info(test, "rb_alloc_aux() = %d, allocstall +%lu, compact_stall +%lu\n",
+		   ret, after.reclaim - before.reclaim,
+		   after.compact - before.compact);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	aux_test_report(test, p->desc);
+	KUNIT_EXPECT_FALSE(test, ctx->tpmu.bad_chunk);
+	/* The fixture did force smaller chunks... */
+	KUNIT_EXPECT_GT(test, ctx->tpmu.nr_chunks, p->nr_pages >> p->order);
+	/* ...and getting them cost no direct reclaim or compaction. */
+	KUNIT_EXPECT_EQ(test, after.reclaim - before.reclaim, 0UL);
+	KUNIT_EXPECT_EQ(test, after.compact - before.compact, 0UL);
+}
+
+static struct kunit_case aux_test_cases[] = {
+	KUNIT_CASE_PARAM(aux_default_pmu_gets_single_pages,
+			 default_pmu_gen_params),
+	KUNIT_CASE_PARAM(aux_prefer_large_chunks_follow_watermark,
+			 prefer_large_gen_params),
+	KUNIT_CASE_PARAM(aux_overwrite_chunks_follow_buffer_size,
+			 overwrite_gen_params),
+	KUNIT_CASE_PARAM(aux_no_sg_overwrite_is_one_chunk_or_fails,
+			 no_sg_gen_params),
+	KUNIT_CASE_PARAM(aux_buffer_frees_all_pages, free_gen_params),
+	KUNIT_CASE_PARAM(aux_prefer_large_falls_back_without_reclaim,
+			 fragmented_gen_params),
+	{}
+};
+
+static struct kunit_suite aux_test_suite = {
+	.name = "perf_aux",
+	.init = aux_test_init,
+	.exit = aux_test_exit,
+	.test_cases = aux_test_cases,
+};
+
+kunit_test_suite(aux_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the perf AUX area allocator");
+MODULE_LICENSE("GPL");
