@@ -7,11 +7,7 @@ set -euo pipefail
 check_arch
 need_tree
 
-# One big build at a time on this machine (kernel and perf builds each
-# use every core); a second one waits here.
-mkdir -p "$BUILD"
-exec 9>"$BUILD/.build.lock"
-flock 9
+build_lock
 mkdir -p "$OUT"
 export CCACHE_DIR=${CCACHE_DIR:-$BUILD/ccache}
 export KBUILD_BUILD_TIMESTAMP=${KBUILD_BUILD_TIMESTAMP:-2026-01-01}

@@ -8,11 +8,7 @@ set -euo pipefail
 check_arch
 need_tree
 
-# One big build at a time on this machine (kernel and perf builds each
-# use every core); a second one waits here.
-mkdir -p "$BUILD"
-exec 9>"$BUILD/.build.lock"
-flock 9
+build_lock
 PERF_OUT=$OUT/perf
 mkdir -p "$PERF_OUT" "$OUT/bin"
 

@@ -57,6 +57,14 @@ need_root() {
 	[ "$(id -u)" = 0 ] || die "$1 needs root (it runs apt-get); run it as root or install the packages listed in scripts/deps.sh by hand"
 }
 
+# One big build at a time on this machine (kernel and perf builds each use
+# every core): take the build lock, held until the calling script exits.
+build_lock() {
+	mkdir -p "$BUILD"
+	exec 9>"$BUILD/.build.lock"
+	flock 9
+}
+
 need_tree() {
 	[ -e "$SRC/.git" ] || die "no assembled tree at $SRC; run 'make tree' first"
 }
