@@ -99,8 +99,14 @@ def cmd_parse(arch, log, out_json, required_file=None):
     text = open(log, errors='replace').read().splitlines()
     required = []
     if required_file:
-        required = [l.split('#')[0].strip() for l in open(required_file)]
-        required = [r for r in required if r]
+        # NAME or NAME@ARCH; a name without a wildcard must also report.
+        for l in open(required_file):
+            r = l.split('#')[0].strip()
+            if not r:
+                continue
+            name, _, only = r.partition('@')
+            if not only or only == arch:
+                required.append(name)
     begin = [i for i, l in enumerate(text) if l.startswith('HARNESS: begin')]
     body = text[begin[-1] + 1:] if begin else []
     # The guest may print several KTAP streams; 'HARNESS: suite NAME' starts
@@ -109,6 +115,11 @@ def cmd_parse(arch, log, out_json, required_file=None):
     # KUnit suites built into the kernel print their KTAP to the console
     # while it boots, before user space starts: one more stream.
     head = text[:begin[-1]] if begin else text
+    # The guest prints the whole kernel log after 'HARNESS: kernel log';
+    # take KUnit from there (the console may or may not have shown it).
+    klog = [i for i, l in enumerate(head) if l.startswith('HARNESS: kernel log')]
+    if klog:
+        head = head[klog[-1] + 1:]
     kunit = [i for i, l in enumerate(head) if STAMP.sub('', l).startswith('KTAP version')]
     if kunit:
         streams.append(head[kunit[0]:])
@@ -139,6 +150,9 @@ def cmd_parse(arch, log, out_json, required_file=None):
     splats = [l for l in text if SPLATS.search(l)]
     if splats:
         rows.append(('(guest)', 'kernel log free of splats', 'fail', splats[0].strip()))
+    for r in required:
+        if not any(ch in r for ch in '*?[') and not any(su == r for su, _, _, _ in rows):
+            rows.append((r, '(suite)', 'fail', 'required suite reported no results'))
     # A skip of a test the series makes required means the feature is missing.
     final = []
     for suite, case, state, reason in rows:
