@@ -14,9 +14,7 @@ OUTDIR=$BUILD/bench
 mkdir -p "$OUTDIR"
 
 "$TOP/scripts/tree.sh"
-for s in deps build-kernel build-selftests build-perf build-rootfs; do
-	"$TOP/scripts/$s.sh"
-done
+build_guest || die "building the $ARCH guest failed at $FAILED_STEP"
 VARIANT=base "$TOP/scripts/build-kernel.sh"
 
 logs=()

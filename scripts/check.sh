@@ -26,15 +26,15 @@ for ARCH in $ARCHES; do
 	mkdir -p "$(dirname "$json")"
 	rm -f "$json"
 	printf '\n== %s\n' "$ARCH"
+	# A log from an earlier run must never be read as this run's.
+	rm -f "$BUILD/logs/$ARCH/check.log"
 	step=
-	for s in deps build-kernel build-selftests build-perf build-rootfs; do
-		"$TOP/scripts/$s.sh" || { step=$s; break; }
-	done
+	build_guest || step=$FAILED_STEP
 	if [ -z "$step" ] && ! "$TOP/scripts/run-guest.sh" check; then
 		step=run-guest
 	fi
-	if [ -f "$BUILD/logs/$ARCH/check.log" ] && [ "$step" != build-kernel ] &&
-	   [ -z "$step" -o "$step" = run-guest ]; then
+	# A guest that booted has a log to read, even if it failed.
+	if [ -f "$BUILD/logs/$ARCH/check.log" ]; then
 		python3 "$TOP/scripts/ktap.py" parse "$ARCH" "$BUILD/logs/$ARCH/check.log" "$json" \
 			--required "$TOP/configs/required-tests" || rc=1
 	else

@@ -29,7 +29,6 @@ if [ "$DEBARCH" != "$(dpkg --print-architecture)" ] &&
 	need_root "adding the $DEBARCH dpkg architecture"
 	msg DEPS "dpkg --add-architecture $DEBARCH"
 	dpkg --add-architecture "$DEBARCH"
-	apt-get update -qq >/dev/null
 fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0

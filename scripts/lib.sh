@@ -65,6 +65,15 @@ build_lock() {
 	flock 9
 }
 
+# Everything a guest of ARCH boots: packages, kernel, selftests, perf and
+# the initramfs, in order. On failure FAILED_STEP names the step.
+build_guest() {
+	local s
+	for s in deps build-kernel build-selftests build-perf build-rootfs; do
+		"$TOP/scripts/$s.sh" || { FAILED_STEP=$s; return 1; }
+	done
+}
+
 need_tree() {
 	[ -e "$SRC/.git" ] || die "no assembled tree at $SRC; run 'make tree' first"
 }
