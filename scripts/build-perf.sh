@@ -14,13 +14,15 @@ mkdir -p "$PERF_OUT" "$OUT/bin"
 
 # Cross builds look libraries up with <prefix>pkg-config; Debian ships no
 # such wrapper for every triplet, so point pkg-config at the multiarch dirs.
-triplet=$(dpkg-architecture -A "$DEBARCH" -qDEB_HOST_MULTIARCH)
+triplet=$(dpkg-architecture -a "$DEBARCH" -qDEB_HOST_MULTIARCH 2>/dev/null)
 pc=$OUT/bin/$triplet-pkg-config
 cat >"$pc" <<EOT
 #!/bin/sh
 PKG_CONFIG_LIBDIR=/usr/lib/$triplet/pkgconfig:/usr/share/pkgconfig exec pkg-config --static "\$@"
 EOT
 chmod +x "$pc"
+"$pc" --exists libtraceevent libelf zlib ||
+	die "$pc finds no libtraceevent, libelf or zlib for $DEBARCH; run scripts/deps.sh (ARCH=$ARCH)"
 
 msg PERF "$ARCH: tools/perf -> $PERF_OUT/perf"
 if ! make -C "$SRC/tools/perf" O="$PERF_OUT" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" \
