@@ -9,12 +9,16 @@ export ARCH ARCHES
 
 S := scripts
 
-.PHONY: help deps base tree export series kernel selftests perf rootfs boot check demo bench clean distclean
+.PHONY: help deps base tree export series kernel selftests perf rootfs boot check check-debug check-full demo bench clean distclean
 
 help:
 	@echo "make demo          build, boot the arm64 guest and show the series at work"
 	@echo "make check         build and boot every arch in ARCHES ($(ARCHES)), run the tests,"
 	@echo "                   print a summary and 'N passed, N failed, N skipped'"
+	@echo "make check-debug   the suites again on debug kernels (configs/debug.config:"
+	@echo "                   lockdep, KASAN, UBSAN, KFENCE, kmemleak, ...)"
+	@echo "make check-full    check + per-patch builds, W=1/sparse vs base, stress"
+	@echo "                   (fault storm, hostile stacks, attr fuzz) and check-debug"
 	@echo "make bench         base vs series under QEMU -icount: instruction counts, tables"
 	@echo "make tree          assemble build/linux from the base and patches/series"
 	@echo "make export        write build/linux's commits back to patches/ and the overlay"
@@ -55,6 +59,14 @@ boot: rootfs
 check:
 	@$(S)/deps.sh
 	@$(S)/check.sh
+
+check-debug:
+	@$(S)/deps.sh
+	@GUEST_RUNS=debug $(S)/check.sh
+
+check-full:
+	@$(S)/deps.sh
+	@GUEST_RUNS="check stress debug" LINT_BUILD=1 $(S)/check.sh
 
 demo: rootfs
 	@$(S)/run-guest.sh demo

@@ -39,8 +39,10 @@ if [ -x "$OUT/perf/perf" ]; then
 else
 	warn "no perf for $ARCH ($OUT/perf/perf); 'make perf' builds it"
 fi
+# With the UAPI headers of the kernel they run on, not the C library's.
 for src in "$TOP"/scripts/guest/*.c; do
-	"${CROSS_COMPILE}gcc" -static -O2 -Wall -Werror -fno-omit-frame-pointer \
+	"${CROSS_COMPILE}gcc" -static -O2 -Wall -Werror -isystem "$OUT/usr/include" \
+		-fno-omit-frame-pointer \
 		-mno-omit-leaf-frame-pointer -o "$ROOT/usr/bin/$(basename "$src" .c)" "$src" ||
 		die "cannot build $src for $ARCH"
 done

@@ -8,6 +8,11 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 ARCHES=${ARCHES:-arm64 x86_64}
+# What each arch's guest runs: check (the suites), stress (the suites again
+# and again, a fault storm, hostile stacks, attr fuzzing: make check-full),
+# debug (the suites on a kernel with configs/debug.config: make check-debug).
+GUEST_RUNS=${GUEST_RUNS:-check}
+declare -A TIMEOUTS=([check]=900 [stress]=1800 [debug]=3600)
 results=()
 rc=0
 start=$SECONDS
@@ -22,28 +27,43 @@ results+=("$BUILD/logs/lint.json")
 for ARCH in $ARCHES; do
 	(check_arch) || exit 1
 	check_arch
-	json=$BUILD/logs/$ARCH/results.json
-	mkdir -p "$(dirname "$json")"
-	rm -f "$json"
+	mkdir -p "$BUILD/logs/$ARCH"
 	printf '\n== %s\n' "$ARCH"
-	# A log from an earlier run must never be read as this run's.
-	rm -f "$BUILD/logs/$ARCH/check.log"
-	step=
-	build_guest || step=$FAILED_STEP
-	if [ -z "$step" ] && ! "$TOP/scripts/run-guest.sh" check; then
-		step=run-guest
-	fi
-	# A guest that booted has a log to read, even if it failed.
-	if [ -f "$BUILD/logs/$ARCH/check.log" ]; then
-		python3 "$TOP/scripts/ktap.py" parse "$ARCH" "$BUILD/logs/$ARCH/check.log" "$json" \
-			--required "$TOP/configs/required-tests" || rc=1
-	else
-		printf '{"arch": "%s", "totals": {"pass": 0, "fail": 1, "skip": 0}, "cases": [{"suite": "(harness)", "case": "%s", "state": "fail", "reason": "step failed"}]}\n' \
-			"$ARCH" "$step" >"$json"
-		echo "  FAIL $ARCH: step $step failed (see above)"
-		rc=1
-	fi
-	results+=("$json")
+	built=
+	build_guest || built=$FAILED_STEP
+	for run in $GUEST_RUNS; do
+		case $run in
+		check) variant=series mode=check label=$ARCH log=check ;;
+		stress) variant=series mode=stress label="$ARCH stress" log=stress ;;
+		debug) variant=debug mode=check label="$ARCH debug" log=check-debug ;;
+		*) die "unknown run '$run' in GUEST_RUNS; supported: check stress debug" ;;
+		esac
+		[ "$run" = check ] || printf '\n== %s\n' "$label"
+		json=$BUILD/logs/$ARCH/results-$run.json
+		log=$BUILD/logs/$ARCH/$log.log
+		rm -f "$json" "$log"	# never read an earlier run's log as this one's
+		step=$built
+		if [ -z "$step" ] && [ "$variant" = debug ] &&
+			! VARIANT=debug "$TOP/scripts/build-kernel.sh"; then
+			step=build-kernel-debug
+		fi
+		if [ -z "$step" ] && ! VARIANT=$variant TIMEOUT=${TIMEOUTS[$run]} \
+			"$TOP/scripts/run-guest.sh" "$mode"; then
+			step=run-guest
+		fi
+		# A guest that booted has a log to read, even if it failed.
+		if [ -f "$log" ]; then
+			req=("--required" "$TOP/configs/required-tests")
+			[ "$run" = stress ] && req=()
+			python3 "$TOP/scripts/ktap.py" parse "$label" "$log" "$json" "${req[@]}" || rc=1
+		else
+			printf '{"arch": "%s", "totals": {"pass": 0, "fail": 1, "skip": 0}, "cases": [{"suite": "(harness)", "case": "%s", "state": "fail", "reason": "step failed"}]}\n' \
+				"$label" "$step" >"$json"
+			echo "  FAIL $label: step $step failed (see above)"
+			rc=1
+		fi
+		results+=("$json")
+	done
 done
 # The benchmark, in miniature (arm64 only: it measures the arm64 series).
 case " $ARCHES " in *" arm64 "*)

@@ -6,7 +6,8 @@ set -euo pipefail
 check_arch
 
 pkgs=(git make gcc libc6-dev flex bison bc libssl-dev libelf-dev ccache cpio
-      xz-utils zstd kmod python3 python3-ply python3-git perl rsync file dpkg-dev)
+      xz-utils zstd kmod python3 python3-ply python3-git perl rsync file dpkg-dev
+      sparse)
 case "$ARCH" in
 arm64)  pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm) ;;
 x86_64) pkgs+=(qemu-system-x86) ;;

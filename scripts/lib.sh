@@ -50,6 +50,17 @@ check_arch() {
 			git -C "$BUILD/linux" worktree add -q --detach "$SRC" base
 		fi
 	fi
+	# VARIANT=debug: the series with configs/debug.config on top (lockdep,
+	# KASAN, UBSAN, KFENCE, kmemleak, ...), in its own output directory.
+	case "${VARIANT:-series}" in
+	series|base) ;;
+	debug)
+		OUT=$BUILD/out/$ARCH-debug
+		CONFIG_EXTRA=debug
+		export CONFIG_EXTRA
+		;;
+	*) die "unknown VARIANT='$VARIANT'; supported: series base debug" ;;
+	esac
 	export ARCH SRC CROSS_COMPILE KARCH DEBARCH IMAGE QEMU OUT
 }
 

@@ -72,7 +72,13 @@
 #define DC_FAULT_PAGES	32		/* pages touched per call */
 #define DC_FAULT_AREA	2048		/* pages of fresh memory to fault in */
 #define DC_READ_CHUNK	(1024UL * 1024)	/* buffer of the long readv() */
-#define DC_READ_IOVS	256		/* iovecs, all on that buffer */
+/*
+ * iovecs, all on that buffer. The ring is drained only between readv()
+ * calls, so all the samples of one call must fit in it: at 10 kHz, with
+ * kernel callchains, one 256 MiB readv() filled 190 KiB of the 256 KiB
+ * ring in a TCG guest, and overflowed it on a slower host.
+ */
+#define DC_READ_IOVS	32
 #define DC_PF_KTHREAD	0x00200000	/* PF_KTHREAD in /proc/PID/stat */
 
 #if defined(__x86_64__)

@@ -1,0 +1,133 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Guest side of 'make check-full' (harness.mode=stress): the series under
+# load, as KTAP. The host fails the run on any kernel splat in the log.
+#   1. the selftests of the series, stress.rounds times over (flakes);
+#   2. a fault storm on every CPU for stress.secs, with both page fault
+#      events on in tracefs and 'perf record -a --call-graph fp,defer' on;
+#   3. hostile user stacks (bad frame pointers) on every CPU at once,
+#      under a system-wide deferred-callchain perf session;
+#   4. random perf_event_open() attributes (attrfuzz) on every CPU.
+. /kselftest/kselftest/ktap_helpers.sh
+cd /tmp || exit 1
+
+secs=60
+rounds=3
+fuzz=2000
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in
+	stress.secs=*) secs=${arg#stress.secs=} ;;
+	stress.rounds=*) rounds=${arg#stress.rounds=} ;;
+	stress.fuzz=*) fuzz=${arg#stress.fuzz=} ;;
+	esac
+done
+T=/sys/kernel/tracing
+cpus=$(seq 0 $(($(nproc) - 1)))
+selftests="perf_events/deferred_callchain exceptions/page_fault_events"
+
+# result OK NAME: one KTAP line
+result() {
+	if [ "$1" = 0 ]; then
+		ktap_test_pass "$2"
+	else
+		ktap_test_fail "$2"
+	fi
+}
+
+# Show the lines of a log that say what went wrong, as KTAP diagnostics.
+show() {
+	grep -E "$2" "$1" | head -n 20 | sed 's/^/# /'
+}
+
+ktap_print_header
+ktap_set_plan $((rounds * 2 + 3))
+
+# 1. The selftests, again and again.
+r=1
+while [ $r -le "$rounds" ]; do
+	for t in $selftests; do
+		(cd /kselftest/${t%/*} && ./${t#*/}) >st.log 2>&1
+		rc=$?
+		[ $rc = 0 ] || show st.log 'not ok|FAIL|Expected|problems'
+		result $rc "round $r: ${t#*/}"
+	done
+	r=$((r + 1))
+done
+
+# 2. Fault storm. Each CPU runs callchain (2048 fresh pages faulted from a
+# known call chain) and dd (the kernel faults on dd's fresh buffer) in a
+# loop; tracefs and perf (every 64th user fault, 1 kHz cpu-clock, deferred
+# user callchains) watch all of it.
+mkdir $T/instances/stress
+echo 1024 >$T/instances/stress/buffer_size_kb
+echo 1 >$T/instances/stress/events/exceptions/enable
+rm -f stop
+for c in $cpus; do
+	(while [ ! -e stop ]; do
+		taskset -c "$c" callchain 2048 >/dev/null
+		taskset -c "$c" dd if=/dev/zero of=/dev/null bs=1M count=4 2>/dev/null
+	done) &
+done
+perf record -q -a --call-graph fp,defer -o storm.data \
+	-e exceptions:page_fault_user/period=64/ -e cpu-clock/period=1000000/ \
+	-- sleep "$secs" >perf.log 2>&1
+prc=$?
+touch stop
+wait
+echo 0 >$T/instances/stress/events/exceptions/enable
+user=$(grep -c 'page_fault_user:' $T/instances/stress/trace)
+kernel=$(grep -c 'page_fault_kernel:' $T/instances/stress/trace)
+rmdir $T/instances/stress
+perf script -i storm.data -F comm,event,ip,sym >storm.txt 2>script.log
+src=$?
+samples=$(grep -c 'page_fault_user' storm.txt)
+# callchain's user stack, stitched from its deferred record
+stitched=$(grep -A6 '^ *callchain .*page_fault_user' storm.txt | grep -c level3)
+ktap_print_msg "fault storm ${secs}s: tracefs saw $user user and $kernel kernel faults (last 1 MiB per CPU); perf rc $prc, script rc $src, $samples page_fault_user samples, $stitched with level3 in the user stack"
+[ $prc = 0 ] || cat perf.log
+[ $src = 0 ] || head script.log
+ok=1
+[ $prc = 0 ] && [ $src = 0 ] && [ "$user" -gt 0 ] && [ "$kernel" -gt 0 ] &&
+	[ "$samples" -gt 0 ] && [ "$stitched" -gt 0 ] && ok=0
+result $ok "fault storm: tracefs and perf -a --call-graph fp,defer on every CPU"
+
+# 3. Hostile stacks on every CPU at once, under a system-wide session.
+perf record -q -a --call-graph fp,defer -e cpu-clock/period=1000000/ \
+	-o hostile.data -- sleep 3600 >perf.log 2>&1 &
+pp=$!
+sleep 2
+pids=
+for c in $cpus; do
+	taskset -c "$c" /kselftest/perf_events/deferred_callchain -f hostile \
+		>hostile-$c.log 2>&1 &
+	pids="$pids $!"
+done
+ok=0
+for p in $pids; do
+	wait "$p" || ok=1
+done
+kill -INT $pp
+wait $pp || ok=1
+for c in $cpus; do
+	ktap_print_msg "cpu $c: $(grep -E '^# (PASSED|FAILED|Totals)' hostile-$c.log | tr '\n' ' ')"
+	grep -q '^# FAILED: 0 / ' hostile-$c.log || show hostile-$c.log 'not ok|FAIL|Expected'
+done
+perf script -i hostile.data >/dev/null 2>&1 || ok=1
+result $ok "hostile frame pointers on every CPU under perf -a --call-graph fp,defer"
+
+# 4. Random attributes, one fuzzer per CPU with its own seed.
+pids=
+for c in $cpus; do
+	taskset -c "$c" attrfuzz "$fuzz" $((c + 1)) >fuzz-$c.log 2>&1 &
+	pids="$pids $!"
+done
+ok=0
+for p in $pids; do
+	wait "$p" || ok=1
+done
+for c in $cpus; do
+	sed 's/^/# cpu '"$c"': /' fuzz-$c.log
+done
+result $ok "perf_event_open() attribute fuzzing on every CPU, $fuzz attrs each"
+
+ktap_finished
