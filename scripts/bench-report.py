@@ -114,6 +114,33 @@ def callchain_table(rows):
     return out
 
 
+def aux_table(rows):
+    sel = [r for r in rows if r.get('part') == 'aux']
+    if not sel:
+        return []
+    print('\n4. AUX buffer allocation (series, perf_aux KUnit suite): default PMU vs'
+          ' PERF_PMU_CAP_AUX_PREFER_LARGE,\n   fresh memory vs no free block above order 3;'
+          ' instructions = guest ns under -icount shift=0')
+    print('  %-8s %-13s %-10s %7s %14s %16s %22s' % (
+        'size', 'pmu', 'memory', 'chunks', 'instructions', 'task rcl/cmp', 'all allocstall/cmpct'))
+    out = []
+    for pages in sorted({r['pages'] for r in sel}):
+        for pmu in ('default', 'prefer-large'):
+            for state in ('fresh', 'fragmented'):
+                m = [r for r in sel if r['pages'] == pages and r['pmu'] == pmu and r['state'] == state]
+                if not m:
+                    continue
+                r = m[-1]
+                task = all_ = '-'
+                if state == 'fragmented':
+                    task = '%d/%d' % (r['reclaim'], r['compact'])
+                    all_ = '+%d/+%d' % (r['allocstall'], r['compact_stall'])
+                print('  %-8s %-13s %-10s %7d %14d %16s %22s' % (
+                    '%d MiB' % (pages // 256), pmu, state, r['chunks'], r['ns'], task, all_))
+                out.append({k: v for k, v in r.items() if k not in ('part', 'kernel')})
+    return out
+
+
 def svg(chart, path):
     bars = [(k, l, v) for k in chart for l, v in chart[k]]
     if not bars:
@@ -149,7 +176,8 @@ def main():
     fault, chart = fault_table(rows)
     micro = microbench_table(rows)
     cc = callchain_table(rows)
-    json.dump({'runs': rows, 'fault': fault, 'microbench': micro, 'callchain': cc},
+    aux = aux_table(rows)
+    json.dump({'runs': rows, 'fault': fault, 'microbench': micro, 'callchain': cc, 'aux': aux},
               open(outdir + '/results.json', 'w'), indent=1)
     svg(chart, outdir + '/fault-path.svg')
     print('\nraw results: %s/results.json, chart: %s/fault-path.svg' % (outdir, outdir))

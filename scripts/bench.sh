@@ -24,4 +24,10 @@ for variant in base series; do
 	name=bench; [ $variant = base ] && name=bench-base
 	logs+=("$variant=$BUILD/logs/$ARCH/$name-icount.log")
 done
+# The AUX allocator (series only: the KUnit suite that measures it is part
+# of the series), in a boot of its own so that its fragmentation fixture
+# leaves the other parts' page allocator alone.
+KUNIT_FILTER=perf_aux ICOUNT=1 GUEST_LOG=bench-aux-icount GUEST_APPEND="bench.parts=aux" \
+	"$TOP/scripts/run-guest.sh" bench
+logs+=("series=$BUILD/logs/$ARCH/bench-aux-icount.log")
 python3 "$TOP/scripts/bench-report.py" "$OUTDIR" "${logs[@]}"

@@ -26,8 +26,13 @@ command -v "$QEMU" >/dev/null || die "$QEMU not found; run 'make deps ARCH=$ARCH
 args=(-m 2048 -smp 2 -display none -monitor none -no-reboot
       -kernel "$kernel" -initrd "$initrd" -serial "file:$LOG")
 append="panic=-1 oops=panic loglevel=4 harness.mode=$mode ${GUEST_APPEND:-}"
-# The built-in KUnit suites run at boot; only 'check' wants them.
-[ "$mode" = check ] || append+=" kunit.enable=0"
+# The built-in KUnit suites run at boot; only 'check' wants them all.
+# KUNIT_FILTER=GLOB runs those that match in any mode ('make bench').
+if [ -n "${KUNIT_FILTER:-}" ]; then
+	append+=" kunit.filter_glob=$KUNIT_FILTER"
+elif [ "$mode" != check ]; then
+	append+=" kunit.enable=0"
+fi
 case "$ARCH" in
 arm64)
 	# pauth-impdef: QEMU's cheap PAuth hash; the architected one is very

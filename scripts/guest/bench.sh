@@ -77,3 +77,38 @@ case ,$parts, in *,callchain,*)
 	BENCH_RUNS=$runs callchain-bytes
 	;;
 esac
+
+# The AUX allocator, from the perf_aux KUnit suite that ran at boot (the
+# host boots with kunit.filter_glob=perf_aux for this part): chunks and
+# time of each rb_alloc_aux(), and for the fragmented cases the direct
+# reclaim/compaction of the allocating task and of all tasks. Under
+# -icount shift=0 a nanosecond of guest time is one instruction.
+case ,$parts, in *,aux,*)
+	dmesg | sed -n 's/^\[[ 0-9.]*\] *//; s/^# [a-z_]*: //p' | awk '
+	/rb_alloc_aux\(\) = / {
+		split($0, f, /[;,:] */)
+		for (i in f) {
+			n = split(f[i], w, " ")
+			if (f[i] ~ /^direct reclaim/) reclaim = w[n]
+			if (f[i] ~ /^direct compaction/) compact = w[n]
+			if (f[i] ~ /^allocstall/) allocstall = substr(w[n], 2)
+			if (f[i] ~ /^compact_stall/) compact_stall = substr(w[n], 2)
+		}
+		next
+	}
+	/pages \([0-9]+ KiB\), chunks=[0-9]+:.* ns$/ {
+		desc = $0; sub(/: [0-9]+ pages \(.*/, "", desc)
+		pmu = desc ~ /^prefer-large/ ? "prefer-large" : desc ~ /^no-sg/ ? "no-sg" : "default"
+		state = desc ~ /fragmented/ ? "fragmented" : "fresh"
+		if (desc ~ /overwrite|watermark/)
+			next
+		match($0, /chunks=[0-9]+/); chunks = substr($0, RSTART + 7, RLENGTH - 7)
+		match($0, /[0-9]+ ns$/); ns = substr($0, RSTART, RLENGTH - 3)
+		match($0, /: [0-9]+ pages/); pages = substr($0, RSTART + 2, RLENGTH - 8)
+		line = "BENCH part=aux pmu=" pmu " state=" state " pages=" pages " chunks=" chunks " ns=" ns
+		if (state == "fragmented")
+			line = line " reclaim=" reclaim " compact=" compact " allocstall=" allocstall " compact_stall=" compact_stall
+		print line
+	}'
+	;;
+esac

@@ -1248,6 +1248,11 @@ static void dc_check(struct __test_metadata *_metadata,
 		if (per_cookie[i] > res->max_per_cookie)
 			res->max_per_cookie = per_cookie[i];
 	}
+	/*
+	 * This assumes that no other session asks for deferred callchains of
+	 * this task: perf core hands each deferred record to every
+	 * defer_output event of the task, whichever event's sample asked.
+	 */
 	if (orphans)
 		dc_bad(res, "%zu deferred records answer no sample", orphans);
 	if (!e->defer && recs.nr_deferred)
