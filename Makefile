@@ -13,12 +13,13 @@ S := scripts
 
 help:
 	@echo "make demo          build, boot the arm64 guest and show the series at work"
-	@echo "make check         build and boot every arch in ARCHES ($(ARCHES)), run the tests,"
-	@echo "                   print a summary and 'N passed, N failed, N skipped'"
+	@echo "make check         checkpatch every patch; for every arch in ARCHES ($(ARCHES)):"
+	@echo "                   build after each patch, W=1/sparse vs base, boot, run the"
+	@echo "                   tests; print a summary and 'N passed, N failed, N skipped'"
 	@echo "make check-debug   the suites again on debug kernels (configs/debug.config:"
 	@echo "                   lockdep, KASAN, UBSAN, KFENCE, kmemleak, ...)"
-	@echo "make check-full    check + per-patch builds, W=1/sparse vs base, stress"
-	@echo "                   (fault storm, hostile stacks, attr fuzz) and check-debug"
+	@echo "make check-full    check, a stress run (selftests x3, fault storm, hostile"
+	@echo "                   stacks, attr fuzz) and check-debug, for every arch"
 	@echo "make bench         base vs series under QEMU -icount: instruction counts, tables"
 	@echo "make tree          assemble build/linux from the base and patches/series"
 	@echo "make export        write build/linux's commits back to patches/ and the overlay"
@@ -66,7 +67,7 @@ check-debug:
 
 check-full:
 	@$(S)/deps.sh
-	@GUEST_RUNS="check stress debug" LINT_BUILD=1 $(S)/check.sh
+	@GUEST_RUNS="check stress debug" $(S)/check.sh
 
 demo: rootfs
 	@$(S)/run-guest.sh demo
