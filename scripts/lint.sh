@@ -16,7 +16,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "HARNESS: begin lint"
 echo "KTAP version 1"
-echo "1..$(echo "$commits" | grep -c . || true)"
+echo "1..$(($(echo "$commits" | grep -c . || true) + 1))"
 n=0 rc=0
 for c in $commits; do
 	n=$((n + 1))
@@ -53,5 +53,30 @@ for c in $commits; do
 		echo "ok $n checkpatch: $name"
 	fi
 done
+
+# The series as mailed (git format-patch, as 'make series' writes it)
+# applies to the bare base, in order, and gives exactly the tree that
+# was built and tested. Applied to a scratch index: no checkout needed.
+n=$((n + 1))
+git -C "$SRC" format-patch -q -o "$tmp/mail" base..HEAD
+export GIT_INDEX_FILE=$tmp/index
+git -C "$SRC" read-tree base
+applied=0
+for p in "$tmp"/mail/*.patch; do
+	if ! err=$(git -C "$SRC" apply --cached "$p" 2>&1); then
+		echo "# $(basename "$p") does not apply: $err" | head -n 5
+		break
+	fi
+	applied=$((applied + 1))
+done
+tree=$(git -C "$SRC" write-tree)
+unset GIT_INDEX_FILE
+if [ "$applied" = "$((n - 1))" ] && [ "$tree" = "$(git -C "$SRC" rev-parse 'HEAD^{tree}')" ]; then
+	echo "ok $n series: the $applied mailed patches apply to the base and give the tested tree"
+else
+	echo "# applied $applied of $((n - 1)); tree $tree, tested tree $(git -C "$SRC" rev-parse 'HEAD^{tree}')"
+	echo "not ok $n series: the mailed patches apply to the base and give the tested tree"
+	rc=1
+fi
 echo "HARNESS: end rc=$rc"
 exit $rc

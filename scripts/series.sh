@@ -32,12 +32,23 @@ blurb=$(mktemp)
 {
 	echo "This series makes arm64 emit the generic page fault trace events,"
 	echo "wires arm64 into the generic frame pointer user unwinder so that"
-	echo "perf's deferred user callchains work there, and adds the selftests"
-	echo "and documentation that cover both."
+	echo "perf's deferred user callchains work there, and lets Arm SPE and"
+	echo "CoreSight ask for large AUX chunks without bringing back the direct"
+	echo "reclaim and compaction that made order-0 the default: high-order"
+	echo "attempts for PMUs that only prefer large chunks take a free block or"
+	echo "fall back at once. Selftests, KUnit suites and documentation cover"
+	echo "each part."
 	echo
-	echo "Tested in QEMU guests (arm64 -M virt -cpu max, and x86_64 as the"
-	echo "reference), each patch checkpatch --strict clean. Measurements: each"
-	echo "commit message says how its numbers were produced."
+	echo "Tested in 2 CPU QEMU guests (arm64 -M virt -cpu max, and x86_64 as"
+	echo "the reference): every selftest and KUnit case passes; each patch is"
+	echo "checkpatch --strict clean and the tree builds without warnings after"
+	echo "each one, for both; W=1 finds nothing new in the touched files."
+	echo "Numbers, from QEMU -icount runs: with the events off, do_page_fault()"
+	echo "is within the run-to-run spread of v7.3.4; on memory with no free"
+	echo "block above order 3, a 16 MiB PREFER_LARGE AUX buffer costs 0 direct"
+	echo "reclaims and compactions, against 3337 and 6674 without the"
+	echo "no-reclaim patch. Each commit message says how its numbers were"
+	echo "produced."
 	ex=$(grep -v '^#' "$TOP/configs/checkpatch-exceptions" | awk -F'\t' 'NF >= 3 { printf "  %s: %s (%s)\n", $2, $1, $3 }')
 	if [ -n "$ex" ]; then
 		echo
@@ -45,7 +56,7 @@ blurb=$(mktemp)
 		echo "$ex"
 	fi
 } >"$blurb"
-sed -i -e "s/\*\*\* SUBJECT HERE \*\*\*/arm64: page fault tracepoints and deferred user callchains/" \
+sed -i -e "s/\*\*\* SUBJECT HERE \*\*\*/arm64: page fault tracepoints, deferred user callchains, large AUX buffers/" \
 	-e "/\*\*\* BLURB HERE \*\*\*/{r $blurb
 d}" "$cover"
 rm -f "$blurb"
