@@ -16,7 +16,7 @@ RESULT = re.compile(r'^(not ok|ok)\s+(\d+)\s*(?:-\s*)?(.*?)\s*(?:#\s*(\S+)\s*(.*
 PLAN = re.compile(r'^1\.\.(\d+)')
 STAMP = re.compile(r'^\[\s*\d+\.\d+\]\s?')
 SPLATS = re.compile(r'(Kernel panic|Unable to handle kernel|BUG:|WARNING:|Oops|'
-                    r'UBSAN:|KASAN:|possible circular locking|kmemleak:.*leak)')
+                    r'UBSAN:|KASAN:|possible circular locking|kmemleak: [0-9]+ new suspected)')
 
 
 def depth_of(line):
