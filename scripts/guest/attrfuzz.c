@@ -12,12 +12,13 @@
  *   - every record in a ring is well formed (size, alignment, in bounds);
  *   - a PERF_RECORD_CALLCHAIN_DEFERRED holds user addresses only.
  *
- * usage: attrfuzz [iterations [seed]]; prints a summary, exits 1 on a
- * violation.
+ * usage: attrfuzz [iterations [seed]] (seed: 1 + the CPU it starts on);
+ * prints a summary, exits 1 on a violation.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <linux/perf_event.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -302,7 +303,7 @@ static void one(struct stats *st, long ids[2], int ncpu)
 int main(int argc, char **argv)
 {
 	unsigned long iterations = argc > 1 ? strtoul(argv[1], NULL, 0) : 2000;
-	uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 0x5eed;
+	uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 1 + sched_getcpu();
 	int ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	struct stats st = { 0 };
 	long ids[2];
