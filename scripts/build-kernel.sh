@@ -9,16 +9,7 @@ need_tree
 
 build_lock
 mkdir -p "$OUT"
-export CCACHE_DIR=${CCACHE_DIR:-$BUILD/ccache}
-export KBUILD_BUILD_TIMESTAMP=${KBUILD_BUILD_TIMESTAMP:-2026-01-01}
-export KBUILD_BUILD_USER=harness KBUILD_BUILD_HOST=harness
-cc=${CROSS_COMPILE}gcc
-command -v "$cc" >/dev/null || die "$cc not found; run 'make deps ARCH=$ARCH' (as root)"
-command -v ccache >/dev/null && cc="ccache $cc"
-kmake() {
-	make -s -C "$SRC" O="$OUT" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" \
-		CC="$cc" -j"$(nproc)" "$@"
-}
+kbuild_env
 
 frags=("$TOP/configs/common.config" "$TOP/configs/$ARCH.config")
 [ -n "${CONFIG_EXTRA:-}" ] && frags+=("$TOP/configs/$CONFIG_EXTRA.config")

@@ -85,6 +85,22 @@ build_guest() {
 	done
 }
 
+# make in the kernel tree for ARCH, out of tree in $OUT, with ccache and a
+# reproducible build stamp. kbuild_env first, once.
+kbuild_env() {
+	export CCACHE_DIR=${CCACHE_DIR:-$BUILD/ccache}
+	export KBUILD_BUILD_TIMESTAMP=${KBUILD_BUILD_TIMESTAMP:-2026-01-01}
+	export KBUILD_BUILD_USER=harness KBUILD_BUILD_HOST=harness
+	KCC=${CROSS_COMPILE}gcc
+	command -v "$KCC" >/dev/null || die "$KCC not found; run 'make deps ARCH=$ARCH' (as root)"
+	command -v ccache >/dev/null && KCC="ccache $KCC"
+	return 0
+}
+kmake() {
+	make -s -C "$SRC" O="$OUT" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" \
+		CC="$KCC" -j"$(nproc)" "$@"
+}
+
 need_tree() {
 	[ -e "$SRC/.git" ] || die "no assembled tree at $SRC; run 'make tree' first"
 }
