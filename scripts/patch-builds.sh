@@ -120,7 +120,7 @@ sparse_findings() { # file: object up to date from gcc_findings
 			printf '%s\n' "$line"
 		done | strip_lines
 }
-findings() { # file
+findings() { # file, prefix of the two result files
 	gcc_findings "$1" >"$2.gcc"
 	sparse_findings "$1" >"$2.sparse"
 }
