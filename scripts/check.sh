@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # 'make check': for each arch in $ARCHES build the kernel, the selftests and
-# the initramfs, boot the guest, run the suites and turn the serial log into
-# results; then print one total line. A step that fails counts as a failed
+# the initramfs, boot the guests (GUEST_RUNS), run the suites and turn the
+# serial logs into results; then print one total line. A step that fails counts as a failed
 # test of that arch (with its log named), and the next arch still runs.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 ARCHES=${ARCHES:-arm64 x86_64}
 # What each arch's guest runs: check (the suites), stress (the suites again
-# and again, a fault storm, hostile stacks, attr fuzzing: make check-full),
-# debug (the suites on a kernel with configs/debug.config: make check-debug).
-GUEST_RUNS=${GUEST_RUNS:-check}
+# and again, a fault storm, hostile stacks, attr fuzzing), debug (the suites
+# on a kernel with configs/debug.config). 'make check' runs all three (under
+# an hour cold on 2 cores); make check-quick only the first, make
+# check-debug only the last.
+GUEST_RUNS=${GUEST_RUNS:-check stress debug}
 declare -A TIMEOUTS=([check]=900 [stress]=1800 [debug]=3600)
 results=()
 rc=0

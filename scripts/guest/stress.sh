@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Guest side of 'make check-full' (harness.mode=stress): the series under
+# Guest side of make check's stress boot (harness.mode=stress): the series under
 # load, as KTAP. The host fails the run on any kernel splat in the log.
 #   1. the selftests of the series, stress.rounds times over (flakes);
 #   2. a fault storm on every CPU for stress.secs, with both page fault
