@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # 'make check': for each arch in $ARCHES build the kernel, the selftests and
 # the initramfs, boot the guests (GUEST_RUNS), run the suites and turn the
-# serial logs into results; then print one total line. A step that fails counts as a failed
-# test of that arch (with its log named), and the next arch still runs.
+# serial logs into results; then print one total line. A step that fails
+# counts as a failed test of that arch (with its log named), and the next
+# arch still runs.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
