@@ -159,7 +159,8 @@ def cmd_parse(arch, log, out_json, required_file=None):
     final = []
     for suite, case, state, reason in rows:
         if state == 'skip' and any(fnmatch(suite, r) for r in required):
-            state, reason = 'fail', 'required test skipped: ' + reason
+            state, reason = 'fail', 'required test skipped: ' + (
+                reason or 'the test gave no reason (ftracetest: a "requires:" line not met)')
         final.append((suite, case, state, reason))
 
     suites = {}

@@ -40,7 +40,7 @@ int main(int argc, char **argv)
 	}
 	madvise(p, pages * step, MADV_NOHUGEPAGE);
 	touch(p, pages, step);
-	printf("microbench: wrote %ld pages at %p, store in touch() at %p\n",
+	printf("microbench: wrote %ld pages at %p; the store is in touch(), which starts at %p\n",
 	       pages, (void *)p, (void *)touch);
 	return 0;
 }
