@@ -9,7 +9,7 @@ export ARCH ARCHES
 
 S := scripts
 
-.PHONY: help deps base tree export series kernel selftests perf rootfs boot check check-quick check-debug check-full demo bench clean distclean
+.PHONY: help deps base tree export series kernel selftests perf rootfs boot check check-quick check-debug check-full mutants demo bench clean distclean
 
 help:
 	@echo "make demo          build, boot the arm64 guest and show the series at work"
@@ -22,6 +22,9 @@ help:
 	@echo "make check-quick   make check without the stress and debug boots"
 	@echo "make check-debug   only the debug kernels (configs/debug.config: lockdep,"
 	@echo "                   KASAN, UBSAN, KFENCE, kmemleak, ...)"
+	@echo "make mutants       show the tests fail without what they test: patches"
+	@echo "                   0001, 0008, 0010 reverted, every case's expectation"
+	@echo "                   broken, the drivers without the AUX capability"
 	@echo "make bench         base vs series under QEMU -icount: instruction counts, tables"
 	@echo "make tree          assemble build/linux from the base and patches/series"
 	@echo "make export        write build/linux's commits back to patches/ and the overlay"
@@ -71,6 +74,10 @@ check-quick:
 check-debug:
 	@$(S)/deps.sh
 	@GUEST_RUNS=debug $(S)/check.sh
+
+mutants:
+	@$(S)/deps.sh
+	@$(S)/mutants.sh
 
 demo: rootfs
 	@$(S)/run-guest.sh demo

@@ -4,7 +4,8 @@
 # the initramfs, boot the guests (GUEST_RUNS), run the suites and turn the
 # serial logs into results; then print one total line. A step that fails
 # counts as a failed test of that arch (with its log named), and the next
-# arch still runs.
+# arch still runs. Then the bench smoke test and the mutants (MUTANTS=0
+# leaves them out).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -21,6 +22,13 @@ GUEST_RUNS=${GUEST_RUNS:-check stress debug}
 declare -A TIMEOUTS=([check]=900 [stress]=1200 [debug]=1200)
 results=()
 rc=0
+# A step that left no results to parse counts as one failed test.
+step_failed() {
+	printf '{"arch": "%s", "totals": {"pass": 0, "fail": 1, "skip": 0}, "cases": [{"suite": "(harness)", "case": "%s", "state": "fail", "reason": "step failed"}]}\n' \
+		"$1" "$2" >"$3"
+	echo "  FAIL $1: step $2 failed (see above)"
+	rc=1
+}
 start=$SECONDS
 "$TOP/scripts/tree.sh" || exit 1
 
@@ -71,10 +79,7 @@ for ARCH in $ARCHES; do
 			[ "$run" = stress ] && req=()
 			python3 "$TOP/scripts/ktap.py" parse "$label" "$log" "$json" "${req[@]}" || rc=1
 		else
-			printf '{"arch": "%s", "totals": {"pass": 0, "fail": 1, "skip": 0}, "cases": [{"suite": "(harness)", "case": "%s", "state": "fail", "reason": "step failed"}]}\n' \
-				"$label" "$step" >"$json"
-			echo "  FAIL $label: step $step failed (see above)"
-			rc=1
+			step_failed "$label" "$step" "$json"
 		fi
 		results+=("$json")
 	done
@@ -88,6 +93,21 @@ case " $ARCHES " in *" arm64 "*)
 	results+=("$BUILD/logs/bench-smoke.json")
 	;;
 esac
+# The tests fail without what they test (scripts/mutants.sh): after the
+# check boots, each mutant costs an incremental build and a boot.
+if [ "${MUTANTS:-1}" = 1 ] && [[ " $GUEST_RUNS " = *" check "* ]]; then
+	printf '\n== mutants (log: %s)\n' "$BUILD/logs/mutants.out"
+	rm -f "$BUILD/logs/mutants.ktap"
+	"$TOP/scripts/mutants.sh" >"$BUILD/logs/mutants.out" 2>&1 || rc=1
+	if [ -f "$BUILD/logs/mutants.ktap" ]; then
+		python3 "$TOP/scripts/ktap.py" parse mutants "$BUILD/logs/mutants.ktap" \
+			"$BUILD/logs/mutants.json" || rc=1
+	else
+		tail -n 5 "$BUILD/logs/mutants.out"
+		step_failed mutants mutants.sh "$BUILD/logs/mutants.json"
+	fi
+	results+=("$BUILD/logs/mutants.json")
+fi
 printf '\nbase: %s; %s; %ds\n' "$(cut -d' ' -f1-3 "$BUILD/base/BASE")" \
 	"$(git -C "$SRC" log --oneline base..HEAD | wc -l) patches" $((SECONDS - start))
 python3 "$TOP/scripts/ktap.py" total "${results[@]}" || rc=1

@@ -6,6 +6,9 @@ per-suite table, and write the counts to a JSON file.
 
   ktap.py parse ARCH LOG OUT.json [--required FILE]
   ktap.py total RESULT.json...     (prints the final 'N passed, N failed' line)
+  ktap.py expect RESULT.json GLOB... (a mutant's results: the cases whose
+                                    'suite: case' matches a GLOB fail, all
+                                    others pass)
 """
 import json
 import re
@@ -194,11 +197,33 @@ def cmd_total(files):
     return 1 if tot['fail'] or not tot['pass'] else 0
 
 
+def cmd_expect(result_json, globs):
+    cases = json.load(open(result_json))['cases']
+    wrong, failed = [], 0
+    for c in cases:
+        name = '%s: %s' % (c['suite'], c['case'])
+        must_fail = any(fnmatch(name, g) for g in globs)
+        failed += c['state'] == 'fail'
+        if (c['state'] == 'fail') != must_fail:
+            wrong.append('%s: %s, should %s' % (name, c['state'],
+                                               'fail' if must_fail else 'pass'))
+    # A pattern that matches nothing would let a mutant through unseen.
+    wrong += ['no case matches %r' % g for g in globs
+              if not any(fnmatch('%s: %s' % (c['suite'], c['case']), g) for c in cases)]
+    for w in wrong:
+        print('# ' + w)
+    print('# %d of %d cases failed%s' % (failed, len(cases),
+                                         '' if wrong else ', exactly those expected'))
+    return 1 if wrong else 0
+
+
 if __name__ == '__main__':
     a = sys.argv[1:]
     if a[:1] == ['parse'] and len(a) in (4, 6):
         req = a[5] if len(a) == 6 and a[4] == '--required' else None
         sys.exit(cmd_parse(a[1], a[2], a[3], req))
+    if a[:1] == ['expect'] and len(a) > 2:
+        sys.exit(cmd_expect(a[1], a[2:]))
     if a[:1] == ['total'] and len(a) > 1:
         sys.exit(cmd_total(a[1:]))
     sys.exit(__doc__)

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# 'make mutants': show that the tests fail when what they test is missing.
+# Each mutant is one scratch commit on top of the assembled tree: a patch of
+# the series taken out again (git revert of its commit, the same tree as
+# dropping its line from patches/series), or an edit by scripts/mutate.py
+# (a broken expectation in every test case; the AUX capability taken out of
+# the drivers). The kernel, selftests and initramfs are rebuilt
+# incrementally and booted as in 'make check'; then exactly the cases the
+# mutant names must fail and all others pass. The tree is put back after
+# every mutant, also on error. Prints KTAP and the usual total line.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+# name|arches|what it does|"suite: case" patterns that must fail (';'-separated)
+DF='perf_events:deferred_callchain:'
+ALL=(
+	"without-0001|arm64|revert patch 0001 (arm64 page fault tracepoints)|exceptions:page_fault_events: *;ftrace:ftracetest: *;perf:page_fault_events: *;$DF deferred.page_fault_user.*"
+	"without-0008|arm64|revert patch 0008 (arm64 user unwinder)|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DF hostile.*"
+	"without-0010|arm64|revert patch 0010 (no reclaim/compaction for PREFER_LARGE)|kunit:perf_aux: prefer-large, * pages, fragmented"
+	"tests|arm64|mutate.py tests: a broken expectation in every case|exceptions:page_fault_events: *;kunit:perf_aux: *"
+	"tests|x86_64|mutate.py tests: a broken expectation in every case|exceptions:page_fault_events: *;kunit:perf_aux: *"
+	"no-aux-cap|arm64|mutate.py no-aux-cap: SPE and ETM without PREFER_LARGE|kunit:arm_spe_pmu: *;kunit:coresight_test_suite: test_etm_pmu_aux_capabilities"
+)
+
+git_t() { git -C "$SRC" "$@"; }
+ktap=$BUILD/logs/mutants.ktap
+mkdir -p "$BUILD/logs"
+# The table, in the usual form, and the total line.
+report() {
+	echo "HARNESS: end" >>"$ktap"
+	echo
+	grep -v '^HARNESS' "$ktap"
+	python3 "$TOP/scripts/ktap.py" parse mutants "$ktap" "$BUILD/logs/mutants.json" >/dev/null
+	python3 "$TOP/scripts/ktap.py" total "$BUILD/logs/mutants.json"
+}
+
+# Only the mutants of the arches in ARCHES (all of them by default).
+todo=()
+for m in "${ALL[@]}"; do
+	IFS='|' read -r _ arch _ <<<"$m"
+	case " ${ARCHES:-$SUPPORTED_ARCHES} " in *" $arch "*) todo+=("$m") ;; esac
+done
+printf 'HARNESS: begin mutants\nKTAP version 1\n1..%d\n' "${#todo[@]}" >"$ktap"
+
+"$TOP/scripts/tree.sh" || exit 1
+head=$(git_t rev-parse HEAD)
+if [ "$head" != "$(cat "$SRC/.git/series-head")" ] || [ -n "$(git_t status --porcelain)" ]; then
+	# Mutants reset the tree: never with work in it that patches/ lacks.
+	printf 'HARNESS: begin mutants\nKTAP version 1\n1..1\n%s\n' \
+		"ok 1 mutants # SKIP $SRC has work not exported to patches/ ('make export' first)" >"$ktap"
+	report
+	exit 0
+fi
+trap 'git_t reset -q --hard "$head"' EXIT
+
+# The commit of patch NNNN: series lines and commits above 'base' pair up.
+patch_commit() {
+	local n
+	n=$(grep -v '^#' "$TOP/patches/series" | awk 'NF { print $1 }' | grep -n "^$1-" | cut -d: -f1)
+	[ -n "$n" ] || return 1
+	git_t rev-list --reverse base.."$head" | sed -n "${n}p"
+}
+
+mutate() {
+	case $1 in
+	without-*)
+		c=$(patch_commit "${1#without-}") || { echo "no patch ${1#without-} in the series"; return 1; }
+		git_t revert --no-edit "$c" >/dev/null
+		;;
+	*)
+		python3 "$TOP/scripts/mutate.py" "$1" "$SRC" &&
+			git_t commit -q -a -m "mutant: $1"
+		;;
+	esac
+}
+
+n=0
+for m in "${todo[@]}"; do
+	IFS='|' read -r name ARCH what fails <<<"$m"
+	n=$((n + 1))
+	check_arch
+	printf '\n== mutant %s (%s): %s\n' "$name" "$ARCH" "$what"
+	git_t reset -q --hard "$head"
+	log=$BUILD/logs/$ARCH/mutant-$name.log
+	json=${log%.log}.json
+	rm -f "$log" "$json"
+	ok=
+	if ! out=$(mutate "$name" 2>&1); then
+		echo "# $out" >>"$ktap"
+	elif ! build_guest; then
+		echo "# step $FAILED_STEP failed" >>"$ktap"
+	else
+		GUEST_LOG=mutant-$name TIMEOUT=900 "$TOP/scripts/run-guest.sh" check
+		# Failures are the point here: the table only, not the FAIL lines.
+		[ -f "$log" ] && python3 "$TOP/scripts/ktap.py" parse "$ARCH mutant $name" \
+			"$log" "$json" --required "$TOP/configs/required-tests" | grep -v '^  FAIL'
+		IFS=';' read -r -a globs <<<"$fails"
+		if [ ! -f "$json" ]; then
+			echo "# no results from the guest, serial log $log" >>"$ktap"
+		elif python3 "$TOP/scripts/ktap.py" expect "$json" "${globs[@]}" | tee -a "$ktap"; then
+			ok=1
+		fi
+	fi
+	result="not ok"
+	[ -n "$ok" ] && result=ok
+	echo "$result $n mutants: $name ($ARCH): $what" >>"$ktap"
+done
+git_t reset -q --hard "$head"
+report
