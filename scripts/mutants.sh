@@ -15,8 +15,8 @@ set -uo pipefail
 # name|arches|what it does|"suite: case" patterns that must fail (';'-separated)
 DF='perf_events:deferred_callchain:'
 ALL=(
-	"without-0001|arm64|revert patch 0001 (arm64 page fault tracepoints)|exceptions:page_fault_events: *;ftrace:ftracetest: *;perf:page_fault_events: *;$DF deferred.page_fault_user.*"
-	"without-0008|arm64|revert patch 0008 (arm64 user unwinder)|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DF hostile.*"
+	"without-0001|arm64|revert patch 0001 (arm64 page fault tracepoints)|exceptions:page_fault_events: *;ftrace:ftracetest: *;perf:page_fault_events: *;$DF deferred.page_fault_user.*;$DF in_place.*"
+	"without-0008|arm64|revert patch 0008 (arm64 user unwinder)|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DF hostile.*;$DF in_place.*"
 	"without-0010|arm64|revert patch 0010 (no reclaim/compaction for PREFER_LARGE)|kunit:perf_aux: prefer-large, * pages, fragmented"
 	"tests|arm64|mutate.py tests: a broken expectation in every case|exceptions:page_fault_events: *;kunit:perf_aux: *"
 	"tests|x86_64|mutate.py tests: a broken expectation in every case|exceptions:page_fault_events: *;kunit:perf_aux: *"
