@@ -15,7 +15,16 @@ DIR=$BUILD/base
 TARBALL=$DIR/$PKG.tar.xz
 RECORD=$DIR/BASE	# which package the cached tarball came from
 
-[ -f "$TARBALL" ] && [ -f "$RECORD" ] && exit 0
+sha_of() { sha256sum "$1" | cut -d' ' -f1; }
+
+# A cached base is checked again: a tree is never built from a damaged one.
+if [ -f "$TARBALL" ] && [ -f "$RECORD" ]; then
+	want=$(sed -n 's/.* sha256=//p' "$RECORD")
+	got=$(sha_of "$TARBALL")
+	[ "$got" = "$want" ] ||
+		die "the cached base $TARBALL fails its checksum: got $got, want $want (from $RECORD). Remove $DIR and rerun to fetch it again."
+	exit 0
+fi
 mkdir -p "$DIR"
 
 # Make the suite reachable. URIs and Signed-By come from the machine's own
@@ -38,8 +47,6 @@ add_suite() {
 	} >"/etc/apt/sources.list.d/$SUITE.sources"
 	apt-get update -qq >/dev/null || die "apt-get update failed after adding $SUITE"
 }
-
-sha_of() { sha256sum "$1" | cut -d' ' -f1; }
 
 command -v apt-get >/dev/null || die "apt-get not found: the base comes from Debian's archive; run on Debian"
 add_suite
