@@ -66,7 +66,11 @@ mutate() {
 	case $1 in
 	without-*)
 		c=$(patch_commit "${1#without-}") || { echo "no patch ${1#without-} in the series"; return 1; }
-		git_t revert --no-edit "$c" >/dev/null
+		git_t revert --no-edit "$c" >/dev/null 2>&1 || {
+			git_t revert --abort >/dev/null 2>&1
+			echo "patch ${1#without-} does not revert cleanly on top of the series"
+			return 1
+		}
 		;;
 	*)
 		python3 "$TOP/scripts/mutate.py" "$1" "$SRC" &&
