@@ -64,19 +64,19 @@ boot: rootfs
 
 # The whole gate, as CI runs it; check-full is the same, by its older name.
 check check-full:
-	@$(S)/deps.sh
+	@$(S)/deps.sh $(ARCHES)
 	@$(S)/check.sh
 
 check-quick:
-	@$(S)/deps.sh
+	@$(S)/deps.sh $(ARCHES)
 	@GUEST_RUNS=check $(S)/check.sh
 
 check-debug:
-	@$(S)/deps.sh
+	@$(S)/deps.sh $(ARCHES)
 	@GUEST_RUNS=debug $(S)/check.sh
 
 mutants:
-	@$(S)/deps.sh
+	@$(S)/deps.sh $(ARCHES)
 	@$(S)/mutants.sh
 
 demo: rootfs

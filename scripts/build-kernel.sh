@@ -46,7 +46,7 @@ if [ "$(cat "$OUT/.config-stamp" 2>/dev/null)" != "$want" ] || [ ! -f "$OUT/.con
 fi
 
 msg KERNEL "$ARCH ($(git -C "$SRC" describe --always --tags HEAD)) -> $OUT/$IMAGE"
-if ! kmake >"$OUT/build.log" 2>&1; then
+if ! KMAKE_QUIET= with_progress "$ARCH${VARIANT:+ $VARIANT} kernel" "$OUT/build.log" kmake; then
 	tail -n 30 "$OUT/build.log" >&2
 	die "kernel build failed; full log: $OUT/build.log"
 fi

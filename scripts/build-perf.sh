@@ -25,13 +25,12 @@ chmod +x "$pc"
 	die "$pc finds no libtraceevent, libelf or zlib for $DEBARCH; run scripts/deps.sh (ARCH=$ARCH)"
 
 msg PERF "$ARCH: tools/perf -> $PERF_OUT/perf"
-if ! make -C "$SRC/tools/perf" O="$PERF_OUT" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" \
+if ! with_progress "$ARCH perf" "$PERF_OUT/build.log" make -C "$SRC/tools/perf" O="$PERF_OUT" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" \
 	PKG_CONFIG="$pc" LDFLAGS=-static -j"$(nproc)" \
 	NO_LIBPYTHON=1 NO_LIBPERL=1 NO_GTK2=1 NO_SLANG=1 NO_LIBUNWIND=1 \
 	NO_LIBDW=1 NO_LIBBPF=1 BUILD_BPF_SKEL=0 NO_LIBNUMA=1 NO_LIBCAP=1 \
 	NO_BABELTRACE=1 NO_LIBCRYPTO=1 NO_JVMTI=1 NO_LIBLLVM=1 NO_CAPSTONE=1 \
-	NO_LIBPFM4=1 NO_SDT=1 NO_LIBBABELTRACE=1 NO_RUST=1 "$PERF_OUT/perf" \
-	>"$PERF_OUT/build.log" 2>&1; then
+	NO_LIBPFM4=1 NO_SDT=1 NO_LIBBABELTRACE=1 NO_RUST=1 "$PERF_OUT/perf"; then
 	tail -n 30 "$PERF_OUT/build.log" >&2
 	die "perf build failed; full log: $PERF_OUT/build.log"
 fi

@@ -13,9 +13,10 @@ TARGETS=$KSELFTEST_TARGETS
 
 msg KSFT "$TARGETS"
 rm -rf "$OUT/kselftest/kselftest_install"
-if ! make -C "$SRC/tools/testing/selftests" O="$OUT" ARCH="$ARCH" \
+if ! with_progress "$ARCH kselftests" "$OUT/kselftest.log" \
+	make -C "$SRC/tools/testing/selftests" O="$OUT" ARCH="$ARCH" \
 	CROSS_COMPILE="$CROSS_COMPILE" TARGETS="$TARGETS" USERLDFLAGS=-static \
-	-j"$(nproc)" install >"$OUT/kselftest.log" 2>&1; then
+	-j"$(nproc)" install; then
 	tail -n 30 "$OUT/kselftest.log" >&2
 	die "kselftest build failed; full log: $OUT/kselftest.log"
 fi

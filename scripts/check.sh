@@ -30,11 +30,22 @@ step_failed() {
 	rc=1
 }
 start=$SECONDS
+# Each gate's header, and what the one before it cost (printed at the end).
+gate_times=()
+gate_name=
+gate() {
+	[ -n "$gate_name" ] && gate_times+=("$gate_name: $(elapsed "$gate_t0")")
+	gate_name=$1
+	gate_t0=$SECONDS
+	[ -n "$1" ] && printf '\n== %s\n' "$1"
+	return 0
+}
+gate tree
 "$TOP/scripts/tree.sh" || exit 1
 
 # Patch hygiene first: checkpatch --strict on every patch.
 mkdir -p "$BUILD/logs"
-printf '\n== lint\n'
+gate lint
 "$TOP/scripts/lint.sh" >"$BUILD/logs/lint.log" 2>&1 || rc=1
 python3 "$TOP/scripts/ktap.py" parse lint "$BUILD/logs/lint.log" "$BUILD/logs/lint.json" || rc=1
 results+=("$BUILD/logs/lint.json")
@@ -42,14 +53,15 @@ for ARCH in $ARCHES; do
 	(check_arch) || exit 1
 	check_arch
 	mkdir -p "$BUILD/logs/$ARCH"
-	printf '\n== %s\n' "$ARCH"
+	gate "$ARCH: kernel, perf, selftests, initramfs"
 	built=
 	build_guest || built=$FAILED_STEP
 	# Every patch builds; W=1 and sparse find nothing new (per arch, on the
 	# kernel just built, so it costs only what the patches change).
 	if [ -z "$built" ] && [ "${PATCH_BUILDS:-1}" = 1 ]; then
+		gate "$ARCH: builds after each patch, W=1, sparse"
 		pb=$BUILD/logs/$ARCH/patch-builds
-		"$TOP/scripts/patch-builds.sh" >"$pb.ktap" 2>&1 || rc=1
+		with_progress "$ARCH patch builds" "$pb.ktap" "$TOP/scripts/patch-builds.sh" || rc=1
 		python3 "$TOP/scripts/ktap.py" parse "$ARCH builds" "$pb.ktap" "$pb.json" || rc=1
 		results+=("$pb.json")
 	fi
@@ -60,7 +72,7 @@ for ARCH in $ARCHES; do
 		debug) variant=debug mode=check label="$ARCH debug" log=check-debug ;;
 		*) die "unknown run '$run' in GUEST_RUNS; supported: check stress debug" ;;
 		esac
-		[ "$run" = check ] || printf '\n== %s\n' "$label"
+		if [ "$run" = check ]; then gate "$ARCH guest"; else gate "$label"; fi
 		json=$BUILD/logs/$ARCH/results-$run.json
 		log=$BUILD/logs/$ARCH/$log.log
 		rm -f "$json" "$log"	# never read an earlier run's log as this one's
@@ -86,7 +98,7 @@ for ARCH in $ARCHES; do
 done
 # The benchmark, in miniature (arm64 only: it measures the arm64 series).
 case " $ARCHES " in *" arm64 "*)
-	printf '\n== bench smoke\n'
+	gate "bench smoke"
 	"$TOP/scripts/bench-smoke.sh" >"$BUILD/logs/bench-smoke.ktap" 2>&1 || rc=1
 	python3 "$TOP/scripts/ktap.py" parse bench "$BUILD/logs/bench-smoke.ktap" \
 		"$BUILD/logs/bench-smoke.json" || rc=1
@@ -96,9 +108,10 @@ esac
 # The tests fail without what they test (scripts/mutants.sh): after the
 # check boots, each mutant costs an incremental build and a boot.
 if [ "${MUTANTS:-1}" = 1 ] && [[ " $GUEST_RUNS " = *" check "* ]]; then
-	printf '\n== mutants (log: %s)\n' "$BUILD/logs/mutants.out"
+	gate mutants
+	msg LOG "$BUILD/logs/mutants.out"
 	rm -f "$BUILD/logs/mutants.ktap"
-	"$TOP/scripts/mutants.sh" >"$BUILD/logs/mutants.out" 2>&1 || rc=1
+	with_progress mutants "$BUILD/logs/mutants.out" "$TOP/scripts/mutants.sh" || rc=1
 	if [ -f "$BUILD/logs/mutants.ktap" ]; then
 		python3 "$TOP/scripts/ktap.py" parse mutants "$BUILD/logs/mutants.ktap" \
 			"$BUILD/logs/mutants.json" || rc=1
@@ -108,7 +121,10 @@ if [ "${MUTANTS:-1}" = 1 ] && [[ " $GUEST_RUNS " = *" check "* ]]; then
 	fi
 	results+=("$BUILD/logs/mutants.json")
 fi
-printf '\nbase: %s; %s; %ds\n' "$(cut -d' ' -f1-3 "$BUILD/base/BASE")" \
+gate ""
+printf '\n'
+for t in "${gate_times[@]}"; do msg TIME "$t"; done
+printf 'base: %s; %s; %ds\n' "$(cut -d' ' -f1-3 "$BUILD/base/BASE")" \
 	"$(git -C "$SRC" log --oneline base..HEAD | wc -l) patches" $((SECONDS - start))
 python3 "$TOP/scripts/ktap.py" total "${results[@]}" || rc=1
 exit $rc

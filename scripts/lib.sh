@@ -15,30 +15,18 @@ die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
 KSELFTEST_TARGETS=${KSELFTEST_TARGETS:-$(sed -e 's/#.*//' -e 's/:.*//' "$TOP/configs/kselftests" |
 	awk 'NF' | sort -u | tr '\n' ' ')ftrace}
 
-# The architectures the harness knows. Each maps to a cross prefix,
-# a kernel image and a QEMU system emulator.
-SUPPORTED_ARCHES="arm64 x86_64"
+# The architectures the harness knows: one file each in scripts/arch/,
+# which says everything arch-specific (compiler, images, QEMU, packages).
+SUPPORTED_ARCHES=$(cd "$TOP/scripts/arch" && ls -- *.sh | sed 's/\.sh$//' | tr '\n' ' ')
+SUPPORTED_ARCHES=${SUPPORTED_ARCHES% }
 
 check_arch() {
-	case "${ARCH:-}" in
-	arm64)
-		CROSS_COMPILE=aarch64-linux-gnu-
-		KARCH=arm64
-		DEBARCH=arm64
-		IMAGE=arch/arm64/boot/Image
-		QEMU=qemu-system-aarch64
-		;;
-	x86_64)
-		CROSS_COMPILE=
-		KARCH=x86_64
-		DEBARCH=amd64
-		IMAGE=arch/x86/boot/bzImage
-		QEMU=qemu-system-x86_64
-		;;
-	*)
-		die "unknown ARCH='${ARCH:-}'; supported: $SUPPORTED_ARCHES (e.g. make check ARCH=arm64)"
-		;;
+	case " $SUPPORTED_ARCHES " in
+	*" ${ARCH:-} "*) ;;
+	*) die "unknown ARCH='${ARCH:-}'; supported: $SUPPORTED_ARCHES (e.g. make check ARCHES=arm64)" ;;
 	esac
+	# shellcheck source=arch/arm64.sh
+	. "$TOP/scripts/arch/$ARCH.sh"
 	OUT=$BUILD/out/$ARCH
 	# VARIANT=base: the pinned base without the series (a worktree of
 	# build/linux at tag 'base'), for side-by-side measurements.
@@ -68,6 +56,55 @@ need_root() {
 	[ "$(id -u)" = 0 ] || die "$1 needs root (it runs apt-get); run it as root or install the packages listed in scripts/deps.sh by hand"
 }
 
+# The QEMU command line every ARCH guest starts with, short of memory,
+# kernel and serial port. -nodefaults: no NIC, VGA, floppy or CD-ROM, so
+# no option ROM from a package the harness does not install (the guests
+# need no network). run-guest.sh boots with it and deps.sh tries it first.
+qemu_args() {
+	QEMU_ARGS=(-nodefaults -nic none -display none -no-reboot "${QEMU_MACHINE[@]}")
+}
+
+# Run "$@" (output to LOG) and print a line every PROGRESS_EVERY seconds
+# while it runs: elapsed time, and how far it got: for a kbuild log the
+# objects compiled (of how many the last build of that tree compiled, if
+# known), for a KTAP log its last result. Returns the command's status.
+with_progress() {
+	local label=$1 log=$2 pid rc=0 t0=$SECONDS
+	shift 2
+	"$@" >"$log" 2>&1 &
+	pid=$!
+	while ! wait_for "$pid" "${PROGRESS_EVERY:-60}"; do
+		msg ... "$label: $(elapsed "$t0")$(progress_of "$log")"
+	done
+	wait "$pid" || rc=$?
+	local n
+	n=$(grep -c -E '^  (CC|AS|LD|AR) ' "$log" 2>/dev/null) || n=0
+	[ "$rc" = 0 ] && [ "$n" -gt 0 ] && echo "$n" >"$log.count"
+	msg ... "$label: $([ "$rc" = 0 ] && echo done || echo failed) in $(elapsed "$t0")"
+	return "$rc"
+}
+progress_of() {
+	local n total= last
+	n=$(grep -c -E '^  (CC|AS|LD|AR) ' "$1" 2>/dev/null) || n=0
+	if [ "$n" -gt 0 ]; then
+		[ -f "$1.count" ] && total=/$(cat "$1.count")
+		echo ", $n$total objects"
+		return 0
+	fi
+	last=$(grep -E '^(not )?ok ' "$1" 2>/dev/null | tail -n 1 | cut -c1-70)
+	[ -z "$last" ] || echo ", last: $last"
+}
+# True once PID has exited, false if it still runs after SECS seconds.
+wait_for() {
+	local i
+	for ((i = 0; i < $2; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 1
+	done
+	! kill -0 "$1" 2>/dev/null
+}
+elapsed() { local d=$((SECONDS - $1)); printf '%dm%02ds' $((d / 60)) $((d % 60)); }
+
 # One big build at a time on this machine (kernel and perf builds each use
 # every core): take the build lock, held until the calling script exits.
 build_lock() {
@@ -88,7 +125,10 @@ build_guest() {
 # make in the kernel tree for ARCH, out of tree in $OUT, with ccache and a
 # reproducible build stamp. kbuild_env first, once.
 kbuild_env() {
-	export CCACHE_DIR=${CCACHE_DIR:-$BUILD/ccache}
+	# The compiler cache lives outside the clone, so that a second clone on
+	# the same machine (CI's) starts warm. CCACHE_DIR overrides it.
+	export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/arm64-trace-series/ccache}
+	export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-10G}
 	export KBUILD_BUILD_TIMESTAMP=${KBUILD_BUILD_TIMESTAMP:-2026-01-01}
 	export KBUILD_BUILD_USER=harness KBUILD_BUILD_HOST=harness
 	KCC=${CROSS_COMPILE}gcc
@@ -96,8 +136,10 @@ kbuild_env() {
 	command -v ccache >/dev/null && KCC="ccache $KCC"
 	return 0
 }
+# KMAKE_QUIET= (empty) lets kbuild print a line per object, which
+# with_progress counts.
 kmake() {
-	make -s -C "$SRC" O="$OUT" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" \
+	make ${KMAKE_QUIET--s} -C "$SRC" O="$OUT" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" \
 		CC="$KCC" -j"$(nproc)" "$@"
 }
 

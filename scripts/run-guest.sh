@@ -23,9 +23,9 @@ for f in "$kernel" "$initrd"; do
 done
 command -v "$QEMU" >/dev/null || die "$QEMU not found; run 'make deps ARCH=$ARCH' (as root)"
 
-args=(-m 2048 -smp 2 -display none -monitor none -no-reboot
-      -kernel "$kernel" -initrd "$initrd" -serial "file:$LOG")
-append="panic=-1 oops=panic loglevel=4 harness.mode=$mode ${GUEST_APPEND:-}"
+qemu_args
+args=("${QEMU_ARGS[@]}" -m 2048 -smp 2 -kernel "$kernel" -initrd "$initrd" -serial "file:$LOG")
+append="console=$CONSOLE panic=-1 oops=panic loglevel=4 harness.mode=$mode ${GUEST_APPEND:-}"
 # The built-in KUnit suites run at boot; only 'check' wants them all.
 # KUNIT_FILTER=GLOB runs those that match in any mode ('make bench').
 if [ -n "${KUNIT_FILTER:-}" ]; then
@@ -33,18 +33,6 @@ if [ -n "${KUNIT_FILTER:-}" ]; then
 elif [ "$mode" != check ]; then
 	append+=" kunit.enable=0"
 fi
-case "$ARCH" in
-arm64)
-	# pauth-impdef: QEMU's cheap PAuth hash; the architected one is very
-	# slow under TCG and the tests do not depend on it.
-	args+=(-M virt -cpu max,pauth-impdef=on)
-	append="console=ttyAMA0 $append"
-	;;
-x86_64)
-	args+=(-cpu max)
-	append="console=ttyS0 $append"
-	;;
-esac
 [ "${ICOUNT:-0}" = 1 ] && args+=(-icount shift=0)
 
 mkdir -p "$LOGDIR"
