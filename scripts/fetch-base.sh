@@ -27,16 +27,38 @@ if [ -f "$TARBALL" ] && [ -f "$RECORD" ]; then
 fi
 mkdir -p "$DIR"
 
+# The machine's Debian archive: "URI keyring" of its first source that is
+# not the security archive, from deb822 files (*.sources) or one-line
+# lists (sources.list, *.list), whichever the machine uses.
+debian_mirror() {
+	local f
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		awk 'BEGIN { RS = ""; FS = "\n" }
+		     { uri = ""; key = ""
+		       for (i = 1; i <= NF; i++) {
+			 if ($i ~ /^URIs:/) { split($i, w, " "); uri = w[2] }
+			 if ($i ~ /^Signed-By:/) { split($i, w, " "); key = w[2] }
+		       }
+		       if (uri != "" && uri !~ /security/) { print uri, key; exit } }' "$f"
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		sed -n -E '/^deb[[:space:]]/ { /security/d
+			s/^deb[[:space:]]+(\[([^]]*)\][[:space:]]+)?([^[:space:]]+).*/\3 \2/p }' "$f" |
+			sed -E 's/ .*signed-by=([^[:space:]]+).*/ \1/; s/ [^/].*$/ /'
+	done
+}
+
 # Make the suite reachable. URIs and Signed-By come from the machine's own
 # Debian source so that no host name lives in this repository.
 add_suite() {
-	local src=/etc/apt/sources.list.d/debian.sources uris keyring
+	local uris keyring
 	grep -rqs "$SUITE" /etc/apt/sources.list /etc/apt/sources.list.d/ && return 0
 	need_root "adding the $SUITE apt source"
-	[ -f "$src" ] || die "$src not found: cannot tell which Debian mirror to use for $SUITE"
-	uris=$(awk '/^URIs:/ {print $2; exit}' "$src")
-	keyring=$(awk '/^Signed-By:/ {print $2; exit}' "$src")
-	[ -n "$uris" ] || die "no URIs: line in $src"
+	read -r uris keyring < <(debian_mirror | head -n 1) || true
+	[ -n "${uris:-}" ] ||
+		die "no Debian archive in /etc/apt/sources.list or /etc/apt/sources.list.d/: cannot tell which mirror to use for $SUITE"
 	msg APT "adding $SUITE (from $uris) to /etc/apt/sources.list.d/$SUITE.sources"
 	{
 		echo "Types: deb"
