@@ -23,7 +23,7 @@ help:
 	@echo "make check-debug   only the debug kernels (configs/debug.config: lockdep,"
 	@echo "                   KASAN, UBSAN, KFENCE, kmemleak, ...)"
 	@echo "make mutants       show the tests fail without what they test: patches"
-	@echo "                   0001, 0008, 0010 reverted, every case's expectation"
+	@echo "                   reverted (by subject), every case's expectation"
 	@echo "                   broken, the drivers without the AUX capability"
 	@echo "make bench         base vs series under QEMU -icount: instruction counts, tables"
 	@echo "make tree          assemble build/linux from the base and patches/series"

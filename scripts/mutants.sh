@@ -12,15 +12,19 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-# name|arches|what it does|"suite: case" patterns that must fail (';'-separated)
+# name|arch|how|"suite: case" patterns that must fail (';'-separated).
+# how: "revert:SUBJECT" takes the patch with that subject out again (found
+# by subject, so inserting a patch moves nothing), "mutate:MODE WHAT" runs
+# scripts/mutate.py MODE.
 DF='perf_events:deferred_callchain:'
 ALL=(
-	"without-0001|arm64|revert patch 0001 (arm64 page fault tracepoints)|exceptions:page_fault_events: *;ftrace:ftracetest: *;perf:page_fault_events: *;$DF deferred.page_fault_user.*;$DF in_place.*"
-	"without-0008|arm64|revert patch 0008 (arm64 user unwinder)|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DF hostile.*;$DF in_place.*"
-	"without-0010|arm64|revert patch 0010 (no reclaim/compaction for PREFER_LARGE)|kunit:perf_aux: prefer-large, * pages, fragmented"
-	"tests|arm64|mutate.py tests: a broken expectation in every case|exceptions:page_fault_events: *;kunit:perf_aux: *"
-	"tests|x86_64|mutate.py tests: a broken expectation in every case|exceptions:page_fault_events: *;kunit:perf_aux: *"
-	"no-aux-cap|arm64|mutate.py no-aux-cap: SPE and ETM without PREFER_LARGE|kunit:arm_spe_pmu: *;kunit:coresight_test_suite: test_etm_pmu_aux_capabilities"
+	"without-tracepoints|arm64|revert:arm64: mm: Add page fault tracepoints|exceptions:page_fault_events: *;ftrace:ftracetest: *;perf:page_fault_events: *;$DF deferred.page_fault_user.*;$DF in_place.*"
+	"without-cpu-wide-fix|arm64|revert:perf/core: Let CPU-wide events receive deferred callchains|$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DF deferred.per_cpu_self_output.*"
+	"without-unwinder|arm64|revert:arm64: Add the frame pointer user unwinder|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DF hostile.*;$DF in_place.*"
+	"without-no-reclaim|arm64|revert:perf/core: Don't reclaim or compact for AUX pages a PMU only prefers large|kunit:perf_aux: prefer-large, * pages, fragmented"
+	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;kunit:perf_aux: *"
+	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;kunit:perf_aux: *"
+	"no-aux-cap|arm64|mutate:no-aux-cap SPE and ETM without PREFER_LARGE|kunit:arm_spe_pmu: *;kunit:coresight_test_suite: test_etm_pmu_aux_capabilities"
 )
 
 git_t() { git -C "$SRC" "$@"; }
@@ -54,34 +58,43 @@ if [ "$head" != "$(cat "$SRC/.git/series-head")" ] || [ -n "$(git_t status --por
 fi
 trap 'git_t reset -q --hard "$head"' EXIT
 
-# The commit of patch NNNN: series lines and commits above 'base' pair up.
+# The commit of the patch with subject $1, the only one between base and
+# the series head.
 patch_commit() {
-	local n
-	n=$(grep -v '^#' "$TOP/patches/series" | awk 'NF { print $1 }' | grep -n "^$1-" | cut -d: -f1)
-	[ -n "$n" ] || return 1
-	git_t rev-list --reverse base.."$head" | sed -n "${n}p"
+	local c
+	c=$(git_t log --format='%H %s' base.."$head" | awk -v s="$1" 'substr($0, 42) == s { print $1 }')
+	[ -n "$c" ] && [ "$(echo "$c" | wc -l)" = 1 ] && echo "$c"
 }
 
 mutate() {
 	case $1 in
-	without-*)
-		c=$(patch_commit "${1#without-}") || { echo "no patch ${1#without-} in the series"; return 1; }
+	revert:*)
+		c=$(patch_commit "${1#revert:}") || { echo "no single patch '${1#revert:}' in the series"; return 1; }
 		git_t revert --no-edit "$c" >/dev/null 2>&1 || {
 			git_t revert --abort >/dev/null 2>&1
-			echo "patch ${1#without-} does not revert cleanly on top of the series"
+			echo "'${1#revert:}' does not revert cleanly on top of the series"
 			return 1
 		}
 		;;
-	*)
-		python3 "$TOP/scripts/mutate.py" "$1" "$SRC" &&
-			git_t commit -q -a -m "mutant: $1"
+	mutate:*)
+		set -- "${1#mutate:}"
+		python3 "$TOP/scripts/mutate.py" "${1%% *}" "$SRC" &&
+			git_t commit -q -a -m "mutant: ${1%% *}"
 		;;
+	esac
+}
+# What a mutant does, in words.
+describe() {
+	case $1 in
+	revert:*) echo "revert '${1#revert:}'" ;;
+	mutate:*) set -- "${1#mutate:}"; echo "mutate.py ${1%% *}: ${1#* }" ;;
 	esac
 }
 
 n=0
 for m in "${todo[@]}"; do
-	IFS='|' read -r name ARCH what fails <<<"$m"
+	IFS='|' read -r name ARCH how fails <<<"$m"
+	what=$(describe "$how")
 	n=$((n + 1))
 	check_arch
 	printf '\n== mutant %s (%s): %s\n' "$name" "$ARCH" "$what"
@@ -90,7 +103,7 @@ for m in "${todo[@]}"; do
 	json=${log%.log}.json
 	rm -f "$log" "$json"
 	ok=
-	if ! out=$(mutate "$name" 2>&1); then
+	if ! out=$(mutate "$how" 2>&1); then
 		echo "# $out" >>"$ktap"
 	elif ! build_guest; then
 		echo "# step $FAILED_STEP failed" >>"$ktap"

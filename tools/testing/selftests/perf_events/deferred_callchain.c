@@ -520,13 +520,9 @@ static void dc_session_init(struct dc_session *s)
 /*
  * Open the sampling event of one ring, its buffer and, unless the sampling
  * event outputs the deferred callchains itself, a dummy side-band event
- * with defer_output that writes into the same buffer.
- *
- * Deferred records are delivered by perf_iterate_sb(): to every event of
- * the current task's context, but among per-CPU events only to those on the
- * CPU's side-band list, which is_sb_event() fills with events asking for
- * mmap/comm/task/... records.  defer_output alone does not put an event
- * there, so the per-CPU side-band event also asks for comm records.
+ * with defer_output that writes into the same buffer.  Neither asks for
+ * any other side-band record: defer_output alone must be enough, for
+ * per-task and per-CPU events alike.
  *
  * Returns 0, -EOPNOTSUPP when the kernel rejects defer_callchain but takes
  * the same event without it, or another -errno.
@@ -575,7 +571,6 @@ static int dc_ring_open(struct dc_session *s, const struct dc_config *c,
 
 	dc_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0);
 	attr.defer_output = 1;
-	attr.comm = c->pid == -1;
 	r->sb_fd = dc_perf_open(&attr, c->pid, cpu);
 	if (r->sb_fd < 0) {
 		err = -errno;
@@ -1359,6 +1354,18 @@ FIXTURE_VARIANT_ADD(deferred, per_cpu)
 	.period = DC_PERIOD_NS,
 	.op = DC_OP_SYSCALLS,
 	.defer = true,
+	.per_cpu = true,
+};
+
+/* Per-CPU sampling events that receive the deferred records themselves */
+FIXTURE_VARIANT_ADD(deferred, per_cpu_self_output)
+{
+	.type = PERF_TYPE_SOFTWARE,
+	.config = PERF_COUNT_SW_CPU_CLOCK,
+	.period = DC_PERIOD_NS,
+	.op = DC_OP_SYSCALLS,
+	.defer = true,
+	.self_output = true,
 	.per_cpu = true,
 };
 
