@@ -19,6 +19,7 @@ set -uo pipefail
 DF='perf_events:deferred_callchain:'
 ALL=(
 	"without-tracepoints|arm64|revert:arm64: mm: Add page fault tracepoints|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;ftrace:ftracetest: *;perf:page_fault_events: *;$DF deferred.page_fault_user.*;$DF in_place.*"
+	"without-caller-regs|arm64|revert:arm64: perf: Don't report the caller twice in tracepoint callchains|perf:page_fault_events: perf record -g*"
 	"without-cpu-wide-fix|arm64|revert:perf/core: Let CPU-wide events receive deferred callchains|$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DF deferred.per_cpu_self_output.*"
 	"without-unwinder|arm64|revert:arm64: Add the frame pointer user unwinder|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DF hostile.*;$DF in_place.*"
 	"without-no-reclaim|arm64|revert:perf/core: Don't reclaim or compact for AUX pages a PMU only prefers large|kunit:perf_aux: prefer-large, * pages, fragmented"

@@ -6,7 +6,7 @@
 cd /tmp || exit 1
 
 ktap_print_header
-ktap_set_plan 2
+ktap_set_plan 3
 
 # 16 stores at 0xcafe0000..0xcafef000 from one instruction: 16 events,
 # page by page, one ip.
@@ -38,5 +38,21 @@ if [ "${count:-0}" -ge 256 ] 2>/dev/null; then
 else
 	ktap_print_msg "perf stat said: $(cat stat.txt)"
 	ktap_test_fail "perf stat: page_fault_kernel counts the 256 pages of a 1 MiB read"
+fi
+# Recorded with callchains: the kernel part starts at the tracepoint's
+# caller, once (arm64 reported it twice before the series).
+perf record -q -g -e exceptions:page_fault_user -o cc.data -- microbench 4 >/dev/null
+perf script -i cc.data -F ip,sym 2>/dev/null >cc.txt
+# Samples are separated by blank lines; count them and those whose first
+# two entries are the same address.
+set -- $(awk 'NF == 0 { n = 0; next }
+	      { n++; if (n == 1) { s++; first = $1 } else if (n == 2 && $1 == first) d++ }
+	      END { print s + 0, d + 0 }' cc.txt)
+if [ "$1" -ge 4 ] && [ "$2" = 0 ]; then
+	ktap_test_pass "perf record -g: the tracepoint's caller is the first entry, once"
+else
+	ktap_print_msg "$1 samples, $2 with the first entry twice; the first of them:"
+	head -n 12 cc.txt | while read -r l; do ktap_print_msg "$l"; done
+	ktap_test_fail "perf record -g: the tracepoint's caller is the first entry, once"
 fi
 ktap_finished
