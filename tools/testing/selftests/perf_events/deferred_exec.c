@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A deferred user callchain requested in execve(), before the old program
+ * is gone, must hold the old program's stack: the kernel part of the same
+ * sample is the old program's too. It must not hold the new program's
+ * entry point, which is what the task sees on its return to user space.
+ *
+ * A child execs itself with its argv in a page of a memfd mapping that no
+ * one touched, written with pwrite(): execve() takes a kernel page fault
+ * when it reads argv, and exceptions:page_fault_kernel, filtered on that
+ * page, samples it with a deferred user callchain.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+
+#define DE_ATTR(x)	__attribute__((x))
+#define DE_NOINLINE	DE_ATTR(noinline)
+
+#define CHILD_ARG	"--deferred-exec-child"
+#define RING_PAGES	16
+
+/* This program's text, where the old stack's return addresses point. */
+static uintptr_t text_lo, text_hi;
+
+static int tracepoint_id(const char *event)
+{
+	static const char * const roots[] = {
+		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
+	};
+	char path[256];
+	unsigned int i;
+	int id = -1;
+	FILE *f;
+
+	for (i = 0; i < ARRAY_SIZE(roots) && id < 0; i++) {
+		snprintf(path, sizeof(path), "%s/events/%s/id", roots[i], event);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%d", &id) != 1)
+			id = -1;
+		fclose(f);
+	}
+	return id;
+}
+
+/* The old program's last frames: the test, this function, execve(). */
+static DE_NOINLINE void exec_child(char **argv)
+{
+	static char * const envp[] = { NULL };
+
+	execve("/proc/self/exe", argv, envp);
+	_exit(127);
+}
+
+/* The executable mapping of /proc/self/maps that holds exec_child(). */
+static int find_text(void)
+{
+	uintptr_t fn = (uintptr_t)exec_child;
+	unsigned long lo, hi;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && fn >= lo && fn < hi) {
+			text_lo = lo;
+			text_hi = hi;
+			break;
+		}
+	}
+	fclose(f);
+	return text_hi ? 0 : -1;
+}
+
+/*
+ * A copy of the records in the ring, in order. Enough for this test: a
+ * handful of samples and records, far less than the ring holds.
+ */
+static size_t ring_copy(struct perf_event_mmap_page *pg, char *out, size_t size)
+{
+	char *data = (char *)pg + pg->data_offset;
+	__u64 head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	__u64 tail = pg->data_tail, len = head - tail, i;
+
+	if (len > size)
+		len = size;
+	for (i = 0; i < len; i++)
+		out[i] = data[(tail + i) % pg->data_size];
+	return len;
+}
+
+struct sample {
+	struct perf_event_header header;
+	__u32 pid, tid;
+	__u64 nr;
+	__u64 ips[];
+};
+
+struct deferred {
+	struct perf_event_header header;
+	__u64 cookie;
+	__u64 nr;
+	__u64 ips[];
+};
+
+/* The cookie at the end of a sample's callchain, or 0 if there is none. */
+static __u64 sample_cookie(const struct sample *s)
+{
+	if (s->nr >= 2 && s->ips[s->nr - 2] == PERF_CONTEXT_USER_DEFERRED)
+		return s->ips[s->nr - 1];
+	return 0;
+}
+
+/* Return addresses of this program in a deferred record. */
+static int own_frames(const struct deferred *d)
+{
+	int n = 0;
+	__u64 i;
+
+	for (i = 1; i < d->nr; i++)
+		n += d->ips[i] >= text_lo && d->ips[i] < text_hi;
+	return n;
+}
+
+TEST(execve_keeps_the_old_stack)
+{
+	static const char * const args[] = { "deferred_exec", CHILD_ARG };
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(attr),
+		.sample_period = 1,
+		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN,
+		.exclude_callchain_kernel = 1,
+		.sample_id_all = 1,
+		.disabled = 1,
+		.defer_callchain = 1,
+		.defer_output = 1,
+	};
+	long page = sysconf(_SC_PAGESIZE);
+	size_t ring_len = (RING_PAGES + 1) * page, len, off, str;
+	int id, memfd, fd, go[2], status, samples = 0;
+	struct perf_event_mmap_page *pg;
+	char filter[128], *argv_page, *buf;
+	uintptr_t ptrs[3];
+	pid_t pid;
+
+	id = tracepoint_id("exceptions/page_fault_kernel");
+	if (id < 0)
+		SKIP(return, "no exceptions:page_fault_kernel event in tracefs");
+	attr.config = id;
+	ASSERT_EQ(0, find_text());
+
+	/* argv: the pointers, then the strings, none written through the map */
+	memfd = memfd_create("deferred_exec", MFD_CLOEXEC);
+	ASSERT_LE(0, memfd);
+	ASSERT_EQ(0, ftruncate(memfd, page));
+	argv_page = mmap(NULL, page, PROT_READ, MAP_PRIVATE, memfd, 0);
+	ASSERT_NE(MAP_FAILED, argv_page);
+	str = sizeof(ptrs);
+	ptrs[0] = (uintptr_t)argv_page + str;
+	ptrs[1] = ptrs[0] + strlen(args[0]) + 1;
+	ptrs[2] = 0;
+	ASSERT_EQ((ssize_t)sizeof(ptrs), pwrite(memfd, ptrs, sizeof(ptrs), 0));
+	ASSERT_EQ((ssize_t)strlen(args[0]) + 1, pwrite(memfd, args[0], strlen(args[0]) + 1, str));
+	ASSERT_EQ((ssize_t)strlen(args[1]) + 1,
+		  pwrite(memfd, args[1], strlen(args[1]) + 1, ptrs[1] - (uintptr_t)argv_page));
+
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(126);
+		exec_child((char **)argv_page);
+	}
+	close(go[0]);
+
+	fd = syscall(__NR_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		if (errno == EACCES || errno == EPERM)
+			SKIP(return, "perf_event_open: %s (not privileged?)", strerror(errno));
+		if (errno == EINVAL)
+			SKIP(return, "perf_event_open: EINVAL (no defer_callchain?)");
+		ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(errno));
+	}
+	snprintf(filter, sizeof(filter), "address >= 0x%lx && address < 0x%lx",
+		 (unsigned long)argv_page, (unsigned long)argv_page + page);
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter));
+	pg = mmap(NULL, ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, pg);
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("the child did not exec and exit cleanly: status %#x", status);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+
+	buf = malloc(RING_PAGES * page);
+	ASSERT_NE(NULL, buf);
+	len = ring_copy(pg, buf, RING_PAGES * page);
+
+	/* Each sample's cookie is answered by a later record: the old stack. */
+	for (off = 0; off < len; off += ((struct perf_event_header *)(buf + off))->size) {
+		const struct sample *s = (void *)(buf + off);
+		const struct deferred *d = NULL;
+		size_t o;
+		__u64 cookie;
+
+		ASSERT_LT(0, s->header.size);
+		if (s->header.type != PERF_RECORD_SAMPLE)
+			continue;
+		cookie = sample_cookie(s);
+		ASSERT_NE(0ULL, cookie) TH_LOG("a sample without a deferred callchain");
+		samples++;
+		for (o = off + s->header.size; o < len && !d;
+		     o += ((struct perf_event_header *)(buf + o))->size) {
+			const struct deferred *r = (void *)(buf + o);
+
+			if (r->header.type == PERF_RECORD_CALLCHAIN_DEFERRED &&
+			    r->cookie == cookie)
+				d = r;
+		}
+		ASSERT_NE(NULL, d) TH_LOG("cookie %#llx: no record after the sample",
+					  (unsigned long long)cookie);
+		TH_LOG("cookie %#llx: %llu user ips, %d of them in this program",
+		       (unsigned long long)cookie, (unsigned long long)d->nr,
+		       own_frames(d));
+		EXPECT_LE(2, own_frames(d))
+			TH_LOG("%llu ips from %#llx: not the stack of the execve() call",
+			       (unsigned long long)d->nr,
+			       (unsigned long long)(d->nr ? d->ips[0] : 0));
+	}
+	ASSERT_LE(1, samples) TH_LOG("no page_fault_kernel sample in execve() reading argv");
+
+	free(buf);
+	munmap(pg, ring_len);
+	close(fd);
+	close(go[1]);
+	munmap(argv_page, page);
+	close(memfd);
+}
+
+int main(int argc, char **argv)
+{
+	/* The program the child execs: it only has to exit. */
+	if (argc > 1 && !strcmp(argv[1], CHILD_ARG))
+		return 0;
+	return test_harness_run(argc, argv);
+}
