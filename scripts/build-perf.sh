@@ -24,11 +24,12 @@ chmod +x "$pc"
 "$pc" --exists libtraceevent libelf zlib ||
 	die "$pc finds no libtraceevent, libelf or zlib for $DEBARCH; run scripts/deps.sh (ARCH=$ARCH)"
 
-# PYTHON: perf's jevents needs a python and looks for 'python', which
-# Debian's python3 package does not provide.
+# NO_JEVENTS: the tables of CPU-specific PMU events need a python that
+# perf finds through python-config (python3-dev), and a QEMU guest has
+# only the architected events, which perf knows without them.
 msg PERF "$ARCH: tools/perf -> $PERF_OUT/perf"
 if ! with_progress "$ARCH perf" "$PERF_OUT/build.log" make -C "$SRC/tools/perf" O="$PERF_OUT" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" \
-	PKG_CONFIG="$pc" PYTHON=python3 LDFLAGS=-static -j"$(nproc)" \
+	PKG_CONFIG="$pc" NO_JEVENTS=1 LDFLAGS=-static -j"$(nproc)" \
 	NO_LIBPYTHON=1 NO_LIBPERL=1 NO_GTK2=1 NO_SLANG=1 NO_LIBUNWIND=1 \
 	NO_LIBDW=1 NO_LIBBPF=1 BUILD_BPF_SKEL=0 NO_LIBNUMA=1 NO_LIBCAP=1 \
 	NO_BABELTRACE=1 NO_LIBCRYPTO=1 NO_JVMTI=1 NO_LIBLLVM=1 NO_CAPSTONE=1 \
