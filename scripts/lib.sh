@@ -79,7 +79,9 @@ with_progress() {
 	wait "$pid" || rc=$?
 	local n
 	n=$(grep -c -E '^  (CC|AS|LD|AR) ' "$log" 2>/dev/null) || n=0
-	[ "$rc" = 0 ] && [ "$n" -gt 0 ] && echo "$n" >"$log.count"
+	# The most a build of this tree compiled: the total, once it was cold.
+	[ "$rc" = 0 ] && [ "$n" -gt "$(cat "$log.count" 2>/dev/null || echo 0)" ] &&
+		echo "$n" >"$log.count"
 	msg ... "$label: $([ "$rc" = 0 ] && echo done || echo failed) in $(elapsed "$t0")"
 	return "$rc"
 }
