@@ -18,7 +18,7 @@ set -uo pipefail
 # scripts/mutate.py MODE.
 DF='perf_events:deferred_callchain:'
 ALL=(
-	"without-tracepoints|arm64|revert:arm64: mm: Add page fault tracepoints|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;ftrace:ftracetest: *;perf:page_fault_events: *;$DF deferred.page_fault_user.*;$DF in_place.*"
+	"without-tracepoints|arm64|revert:arm64: mm: Add page fault tracepoints|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;perf_events:deferred_exec: *;ftrace:ftracetest: *;perf:page_fault_events: *;$DF deferred.page_fault_user.*;$DF in_place.*"
 	"without-caller-regs|arm64|revert:arm64: perf: Don't report the caller twice in tracepoint callchains|perf:page_fault_events: perf record -g*"
 	"without-cpu-wide-fix|arm64|revert:perf/core: Let CPU-wide events receive deferred callchains|$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DF deferred.per_cpu_self_output.*"
 	"without-exec-fix|arm64|revert:unwind_user/deferred: Unwind the old program's stack at exec|perf_events:deferred_exec: *"
