@@ -22,10 +22,10 @@ ALL=(
 	"without-caller-regs|arm64|revert:arm64: perf: Don't report the caller twice in tracepoint callchains|perf:page_fault_events: perf record -g*"
 	"without-cpu-wide-fix|arm64|revert:perf/core: Let CPU-wide events receive deferred callchains|$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DF deferred.per_cpu_self_output.*"
 	"without-exec-fix|arm64|revert:unwind_user/deferred: Unwind the old program's stack at exec|perf_events:deferred_exec: *"
-	"without-unwinder|arm64|revert:arm64: Add the frame pointer user unwinder|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DF hostile.*;$DF in_place.*"
+	"without-unwinder|arm64|revert:arm64: Add the frame pointer user unwinder|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DF hostile.*;$DF in_place.*;perf_events:deferred_exec: *"
 	"without-no-reclaim|arm64|revert:perf/core: Don't reclaim or compact for AUX pages a PMU only prefers large|kunit:perf_aux: prefer-large, * pages, fragmented"
-	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;kunit:perf_aux: *"
-	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;kunit:perf_aux: *"
+	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *"
+	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *"
 	"no-aux-cap|arm64|mutate:no-aux-cap SPE and ETM without PREFER_LARGE|kunit:arm_spe_pmu: *;kunit:coresight_test_suite: test_etm_pmu_aux_capabilities"
 )
 
