@@ -50,6 +50,7 @@
 #include <linux/perf_event.h>
 
 #include "kselftest_harness.h"
+#include "tracepoint_id.h"
 
 /*
  * The levels must stay functions of their own and the asm blocks must be
@@ -481,29 +482,6 @@ static void dc_attr(struct perf_event_attr *attr, __u32 type, __u64 config,
 	/* Same clock as clock_gettime(), see dc_session.t_stop. */
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_MONOTONIC;
-}
-
-static int dc_tracepoint_id(const char *name)
-{
-	static const char * const roots[] = {
-		"/sys/kernel/tracing/events",
-		"/sys/kernel/debug/tracing/events",
-	};
-	char path[256];
-	unsigned int i;
-	int id = -1;
-	FILE *f;
-
-	for (i = 0; i < ARRAY_SIZE(roots) && id < 0; i++) {
-		snprintf(path, sizeof(path), "%s/%s/id", roots[i], name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fscanf(f, "%d", &id) != 1)
-			id = -1;
-		fclose(f);
-	}
-	return id;
 }
 
 static void dc_session_init(struct dc_session *s)
@@ -1422,7 +1400,7 @@ FIXTURE_SETUP(deferred)
 	if (geteuid())
 		SKIP(return, "needs root: kernel callchains, per-CPU events, tracepoints");
 	if (variant->tracepoint) {
-		id = dc_tracepoint_id(variant->tracepoint);
+		id = tracepoint_id(variant->tracepoint);
 		if (id < 0)
 			SKIP(return, "no tracepoint %s in tracefs",
 			     variant->tracepoint);
@@ -1742,7 +1720,7 @@ FIXTURE_SETUP(in_place)
 		SKIP(return, "no workload for this architecture");
 	if (geteuid())
 		SKIP(return, "needs root for kernel callchains and tracepoints");
-	id = dc_tracepoint_id("exceptions/page_fault_user");
+	id = tracepoint_id("exceptions/page_fault_user");
 	if (id < 0)
 		SKIP(return, "no tracepoint exceptions/page_fault_user in tracefs");
 	c.config = id;

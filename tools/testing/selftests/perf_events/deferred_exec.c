@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
+#include "tracepoint_id.h"
 
 #define DE_ATTR(x)	__attribute__((x))
 #define DE_NOINLINE	DE_ATTR(noinline)
@@ -35,28 +36,6 @@
 
 /* This program's text, where the old stack's return addresses point. */
 static uintptr_t text_lo, text_hi;
-
-static int tracepoint_id(const char *event)
-{
-	static const char * const roots[] = {
-		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
-	};
-	char path[256];
-	unsigned int i;
-	int id = -1;
-	FILE *f;
-
-	for (i = 0; i < ARRAY_SIZE(roots) && id < 0; i++) {
-		snprintf(path, sizeof(path), "%s/events/%s/id", roots[i], event);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fscanf(f, "%d", &id) != 1)
-			id = -1;
-		fclose(f);
-	}
-	return id;
-}
 
 /* The old program's last frames: the test, this function, execve(). */
 static DE_NOINLINE void exec_child(char **argv)
