@@ -131,6 +131,9 @@ kbuild_env() {
 	# the same machine (CI's) starts warm. CCACHE_DIR overrides it.
 	export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/arm64-trace-series/ccache}
 	export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-10G}
+	# Paths below the clone are hashed relative to it, and not the working
+	# directory: the same object compiled in another clone is a hit.
+	export CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=1
 	export KBUILD_BUILD_TIMESTAMP=${KBUILD_BUILD_TIMESTAMP:-2026-01-01}
 	export KBUILD_BUILD_USER=harness KBUILD_BUILD_HOST=harness
 	KCC=${CROSS_COMPILE}gcc

@@ -17,3 +17,6 @@ CONSOLE=ttyAMA0
 # names for the rest (headers, libraries, firmware).
 ARCH_PKGS=(aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	   qemu-system-aarch64:qemu-system-arm)
+# The guest boots 'make check' gives this arch (scripts/check.sh): the
+# suites, the stress run, and the suites again on a debug kernel.
+CHECK_RUNS="check stress debug"
