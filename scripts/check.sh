@@ -74,15 +74,18 @@ for ARCH in $ARCHES; do
 	if [ -z "$built" ] && [ "${PATCH_BUILDS:-1}" = 1 ]; then
 		gate "$ARCH: builds after each patch, W=1, sparse"
 		pb=$BUILD/logs/$ARCH/patch-builds
+		# Kept beside the compiler cache, for any clone on this machine.
+		pbc=${XDG_CACHE_HOME:-$HOME/.cache}/arm64-trace-series/patch-builds-$ARCH
 		key=$(patch_builds_key)
-		if [ "${PATCH_BUILDS_CACHE:-1}" = 1 ] && [ "$(cat "$pb.key" 2>/dev/null)" = "$key" ]; then
-			msg SAME "commits, configuration and tools as the passing run of $(date -r "$pb.key" '+%F %T'): its verdicts stand"
-			cp "$pb.passed" "$pb.ktap"
+		if [ "${PATCH_BUILDS_CACHE:-1}" = 1 ] && [ "$(cat "$pbc.key" 2>/dev/null)" = "$key" ]; then
+			msg SAME "commits, configuration and tools as the passing run of $(date -r "$pbc.key" '+%F %T'): its verdicts stand"
+			cp "$pbc.ktap" "$pb.ktap"
 		elif with_progress "$ARCH patch builds" "$pb.ktap" "$TOP/scripts/patch-builds.sh"; then
-			cp "$pb.ktap" "$pb.passed"
-			echo "$key" >"$pb.key"
+			mkdir -p "$(dirname "$pbc")"
+			cp "$pb.ktap" "$pbc.ktap"
+			echo "$key" >"$pbc.key"
 		else
-			rm -f "$pb.key"
+			rm -f "$pbc.key"
 			rc=1
 		fi
 		python3 "$TOP/scripts/ktap.py" parse "$ARCH builds" "$pb.ktap" "$pb.json" || rc=1
