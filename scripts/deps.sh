@@ -15,34 +15,32 @@ arches=("$@")
 t0=$SECONDS
 
 # "command:package" for what the harness runs, plain names for headers and
-# libraries. Each arch's own (cross compiler, QEMU) are in scripts/arch/.
+# libraries. Each arch's own (cross compiler, QEMU) are in scripts/arch/;
+# the guests' libraries, "package:debarch", go in libs.
 pkgs=(git:git make:make gcc:gcc libc6-dev flex:flex bison:bison bc:bc libssl-dev
       libelf-dev ccache:ccache cpio:cpio xz:xz-utils zstd:zstd gzip:gzip
       depmod:kmod python3:python3 python3-ply python3-git perl:perl rsync:rsync
       file:file dpkg-deb:dpkg dpkg-architecture:dpkg-dev sparse:sparse
       pkg-config:pkg-config flock:util-linux timeout:coreutils apt-get:apt)
+libs=()	# packages of the guests' architectures
 foreign=()
 for ARCH in "${arches[@]}"; do
 	check_arch
 	pkgs+=("${ARCH_PKGS[@]}")
 	# The guest's perf links these statically, for the guest's architecture.
 	for p in libelf-dev libtraceevent-dev zlib1g-dev libzstd-dev; do
-		pkgs+=("$p:$DEBARCH")
+		libs+=("$p:$DEBARCH")
 	done
 	# Guest user space comes from Debian packages of the guest's architecture.
 	[ "$DEBARCH" != "$(dpkg --print-architecture)" ] &&
 		! dpkg --print-foreign-architectures | grep -qx "$DEBARCH" && foreign+=("$DEBARCH")
 done
 
-# An entry is "command:package", "package:debarch" (for another
-# architecture) or a plain package name.
-debarch_suffix() { case ${1##*:} in amd64|arm64|riscv64|armhf|i386) return 0 ;; esac; return 1; }
-pkg_of() {
-	if [[ $1 == *:* ]] && ! debarch_suffix "$1"; then echo "${1#*:}"; else echo "$1"; fi
-}
 missing=()
-for e in "${pkgs[@]}"; do
-	p=$(pkg_of "$e")
+for e in "${pkgs[@]}" "${libs[@]}"; do
+	# "command:package" names its package after the colon
+	p=$e
+	[[ " ${libs[*]} " == *" $e "* ]] || p=${e#*:}
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
 		missing+=("$p")
 done
@@ -68,7 +66,7 @@ fi
 
 # Every command the pipeline runs, present now?
 for e in "${pkgs[@]}"; do
-	[[ $e == *:* ]] && ! debarch_suffix "$e" || continue
+	[[ $e == *:* ]] || continue
 	command -v "${e%%:*}" >/dev/null ||
 		die "${e%%:*} not found although its package ${e#*:} is installed; reinstall it: apt-get install --reinstall ${e#*:}"
 done

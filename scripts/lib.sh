@@ -78,16 +78,22 @@ with_progress() {
 	done
 	wait "$pid" || rc=$?
 	local n
-	n=$(grep -c -E '^  (CC|AS|LD|AR) ' "$log" 2>/dev/null) || n=0
+	n=$(objects_in "$log")
 	# The most a build of this tree compiled: the total, once it was cold.
 	[ "$rc" = 0 ] && [ "$n" -gt "$(cat "$log.count" 2>/dev/null || echo 0)" ] &&
 		echo "$n" >"$log.count"
 	msg ... "$label: $([ "$rc" = 0 ] && echo done || echo failed) in $(elapsed "$t0")"
 	return "$rc"
 }
+# Objects a kbuild log says were built (its "  CC  foo.o" lines).
+objects_in() {
+	local n
+	n=$(grep -c -E '^  (CC|AS|LD|AR) ' "$1" 2>/dev/null) || true
+	echo "${n:-0}"
+}
 progress_of() {
 	local n total= last
-	n=$(grep -c -E '^  (CC|AS|LD|AR) ' "$1" 2>/dev/null) || n=0
+	n=$(objects_in "$1")
 	if [ "$n" -gt 0 ]; then
 		[ -f "$1.count" ] && total=/$(cat "$1.count")
 		echo ", $n$total objects"

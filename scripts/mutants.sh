@@ -67,7 +67,7 @@ trap 'git_t reset -q --hard "$head"' EXIT
 # the series head.
 patch_commit() {
 	local c
-	c=$(git_t log --format='%H %s' base.."$head" | awk -v s="$1" 'substr($0, 42) == s { print $1 }')
+	c=$(git_t log --format='%H%x09%s' base.."$head" | awk -F'\t' -v s="$1" '$2 == s { print $1 }')
 	[ -n "$c" ] && [ "$(echo "$c" | wc -l)" = 1 ] && echo "$c"
 }
 
