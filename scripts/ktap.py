@@ -40,7 +40,13 @@ def depth_of(line):
 class Node:
     def __init__(self, name, depth):
         self.name, self.depth = name, depth
-        self.children, self.plan = [], None
+        self.children, self.plan, self.diag = [], None, []
+
+
+# What a failed case printed just before its result line, shown under its
+# FAIL line so that a CI log says why without the guest's serial log.
+DIAG_LINES = 8
+DIAG = {}
 
 
 def parse(lines):
@@ -48,6 +54,7 @@ def parse(lines):
     results printed before it (KTAP prints a parent's line last)."""
     pending = {}           # depth -> list of finished nodes waiting for a parent
     plans = {}
+    said = []              # lines since the last result line
     for raw in lines:
         line = STAMP.sub('', raw.rstrip('\r\n'))
         d, body = depth_of(line)
@@ -58,12 +65,16 @@ def parse(lines):
             continue
         m = RESULT.match(body)
         if not m:
+            text = body.lstrip('# ').strip()
+            if text and not re.match(r'(RUN|OK|FAIL|SKIP)\s|KTAP version|TAP version|Subtest:|module:', text):
+                said = (said + [text])[-DIAG_LINES:]
             continue
         status, _, desc, directive, reason = m.groups()
         node = Node(desc, d)
         node.ok = status == 'ok'
         node.directive = (directive or '').upper()
         node.reason = reason or ''
+        node.diag, said = said, []
         node.children = pending.pop(d + 1, [])
         node.plan = plans.pop(d + 1, None)
         pending.setdefault(d, []).append(node)
@@ -82,6 +93,7 @@ def leaves(node, suite, out):
             state = 'pass'
         else:
             state = 'fail'
+            DIAG[(suite, node.name)] = node.diag
         out.append((suite, node.name, state, node.reason))
         return
     for c in node.children:
@@ -176,6 +188,8 @@ def cmd_parse(arch, log, out_json, required_file=None):
     for suite, case, state, reason in final:
         if state != 'pass':
             print('  %-4s %s: %s%s' % (state.upper(), suite, case, ' (%s)' % reason if reason else ''))
+            for d in DIAG.get((suite, case), []) if state == 'fail' else []:
+                print('       | ' + d)
     tot = {k: sum(c[k] for c in suites.values()) for k in ('pass', 'fail', 'skip')}
     if not final:
         tot['fail'] = 1
