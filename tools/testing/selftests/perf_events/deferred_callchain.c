@@ -10,7 +10,10 @@
  * PERF_RECORD_CALLCHAIN_DEFERRED with that cookie is written for the events
  * with defer_output that perf_iterate_sb() visits: those of the task's
  * context and the side-band events of the CPU
- * (perf_unwind_deferred_callback()).
+ * (perf_unwind_deferred_callback()).  A sample taken after that record
+ * was written (in the task work that wrote it, on the way out) carries its
+ * user stack in place, after PERF_CONTEXT_USER: a cookie in it would name
+ * a record that is already out.
  *
  * The workload runs in workload_main() -> level1() -> level2() -> level3().
  * Its kernel entries (syscalls, page faults) and the instructions around
@@ -821,7 +824,9 @@ static int dc_cmp_cookie(const void *a, const void *b)
 {
 	const struct dc_deferred *x = a, *y = b;
 
-	return x->cookie < y->cookie ? -1 : x->cookie > y->cookie;
+	if (x->cookie != y->cookie)
+		return x->cookie < y->cookie ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
 }
 
 static int dc_cmp_u64(const void *a, const void *b)
@@ -937,6 +942,8 @@ struct dc_result {
 	size_t kthread_samples;
 	size_t other_ring;	/* records not in the ring of their sample */
 	size_t max_per_cookie;	/* samples sharing the cookie of one entry */
+	size_t answered_before;	/* samples whose cookie's records precede them */
+	size_t in_place;	/* deferral on, user stack in the sample */
 	size_t bad;
 	char why[256];
 };
@@ -1028,7 +1035,20 @@ static void dc_check_sample(const struct dc_expect *e,
 	if (i < nr)
 		user = i;
 
-	if (e->defer) {
+	/*
+	 * In the kernel after the entry's record was written (in the task
+	 * work that wrote it, on the way out), the user stack comes in place:
+	 * no cookie that the record, already out, could answer.
+	 */
+	if (e->defer && !user_mode && user < nr && c[user] == PERF_CONTEXT_USER) {
+		res->in_place++;
+		/*
+		 * perf_callchain_user() walked it, not the deferred unwinder:
+		 * where the frame records are broken, the two may differ.
+		 */
+		if (e->w->op == DC_OP_HOSTILE)
+			return;
+	} else if (e->defer) {
 		/* Exactly PERF_CONTEXT_USER_DEFERRED, cookie: nothing after */
 		if (nr - user != 2 || c[user] != PERF_CONTEXT_USER_DEFERRED) {
 			dc_bad(res, "sample at %#llx: no USER_DEFERRED, cookie at the end",
@@ -1069,6 +1089,56 @@ static void dc_check_kthread(const struct dc_sample *smp, struct dc_result *res)
 			       smp->tid, smp->chain[i]);
 }
 
+/* The first ips of a user stack in place and of a deferred record agree. */
+static bool dc_same_stack(const __u64 *c, __u64 n, const struct dc_deferred *d)
+{
+	__u64 i;
+
+	if (!d || !n || !d->nr)
+		return false;
+	for (i = 0; i < n && i < d->nr && i < 4; i++)
+		if (c[i] != d->ips[i])
+			return false;
+	return true;
+}
+
+/*
+ * A sample with its user stack in place although it asked for deferral was
+ * taken once the callback of its entry had started: its entry's record,
+ * written just before the sample or while it was taken, holds the same
+ * user stack.
+ */
+static void dc_check_in_place(const struct dc_deferred *ours, size_t nr_ours,
+			      const struct dc_sample *smp, struct dc_result *res)
+{
+	const struct dc_deferred *before = NULL, *after = NULL;
+	const __u64 *c = smp->chain;
+	__u64 i, n;
+	size_t k;
+
+	for (i = 0; i < smp->nr && c[i] != PERF_CONTEXT_USER; i++)
+		;
+	if (i + 1 >= smp->nr) {
+		dc_bad(res, "sample at %#llx: PERF_CONTEXT_USER without ips",
+		       smp->ip);
+		return;
+	}
+	c += i + 1;
+	n = smp->nr - i - 1;
+	for (k = 0; k < nr_ours; k++) {
+		if (ours[k].time <= smp->time) {
+			if (!before || ours[k].time > before->time)
+				before = &ours[k];
+		} else if (!after || ours[k].time < after->time) {
+			after = &ours[k];
+		}
+	}
+	if (!dc_same_stack(c, n, before) && !dc_same_stack(c, n, after))
+		dc_bad(res, "sample at %#llx: in place from %#llx, records from %#llx, %#llx",
+		       smp->ip, c[0], before ? before->ips[0] : 0,
+		       after ? after->ips[0] : 0);
+}
+
 static void dc_check(struct __test_metadata *_metadata,
 		     const struct dc_expect *e, struct dc_session *s,
 		     struct dc_result *res)
@@ -1078,7 +1148,7 @@ static void dc_check(struct __test_metadata *_metadata,
 	const struct dc_sample *smp;
 	const struct dc_deferred *d;
 	struct dc_records recs;
-	size_t i, j, n, nr_ours = 0, orphans = 0, nr_cand = 0;
+	size_t i, j, k, n, nr_ours = 0, orphans = 0, nr_cand = 0;
 	size_t *per_cookie, *cand;
 	__u64 *frame, *frames;
 	bool *entry, *other, user_mode;
@@ -1139,43 +1209,58 @@ static void dc_check(struct __test_metadata *_metadata,
 		if (e->pinned_ring >= 0 && smp->ring != e->pinned_ring)
 			dc_bad(res, "sample in ring %d, pinned to ring %d",
 			       smp->ring, e->pinned_ring);
-		if (!e->defer || smp->nr < 2 ||
-		    smp->chain[smp->nr - 2] != PERF_CONTEXT_USER_DEFERRED)
+		if (!e->defer)
 			continue;
+		if (smp->nr < 2 ||
+		    smp->chain[smp->nr - 2] != PERF_CONTEXT_USER_DEFERRED) {
+			dc_check_in_place(ours, nr_ours, smp, res);
+			continue;
+		}
 
-		/* Exactly one deferred record per cookie */
+		/*
+		 * The record with the sample's cookie follows the sample: a
+		 * consumer (perf) waits for it after the sample, and would
+		 * wait in vain for one written before.
+		 */
 		cookie = smp->chain[smp->nr - 1];
 		user_mode = (smp->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
 			    PERF_RECORD_MISC_USER;
 		j = dc_find_cookie(ours, nr_ours, cookie, &n);
-		if (n)
-			per_cookie[j]++;
-		if (n == 1) {
-			d = &ours[j];
-			if (d->ring != smp->ring)
-				res->other_ring++;
-			/* Taken in user mode: the walk starts at its ip */
-			if (user_mode && d->ips[0] != smp->ip)
-				dc_bad(res, "user sample at %#llx: deferred ips[0] %#llx",
-				       smp->ip, d->ips[0]);
-			/*
-			 * Taken in a kernel entry at the pc of the workload's
-			 * syscall or fault; which kind of entry is told below
-			 * by the outermost kernel ip, just before the
-			 * PERF_CONTEXT_USER_DEFERRED that dc_check_sample()
-			 * found at the end.
-			 */
-			if (!user_mode && d->ips[0] == e->w->pc && smp->nr >= 3) {
-				cand[nr_cand] = j;
-				frame[nr_cand] = smp->chain[smp->nr - 3];
-				frames[nr_cand] = frame[nr_cand];
-				nr_cand++;
-			}
-		} else if (!n && e->self_output && smp->time >= s->t_stop) {
-			res->excused++;
-		} else {
-			dc_bad(res, "cookie %#llx of the sample at %#llx: %zu deferred records",
-			       cookie, smp->ip, n);
+		if (!n) {
+			if (e->self_output && smp->time >= s->t_stop)
+				res->excused++;
+			else
+				dc_bad(res, "sample at %#llx: no record for cookie %#llx",
+				       smp->ip, cookie);
+			continue;
+		}
+		per_cookie[j]++;
+		for (k = j; k < j + n && ours[k].time < smp->time; k++)
+			;
+		if (k == j + n) {
+			res->answered_before++;
+			dc_bad(res, "sample at %#llx: the record for cookie %#llx precedes it",
+			       smp->ip, cookie);
+			continue;
+		}
+		d = &ours[k];
+		if (d->ring != smp->ring)
+			res->other_ring++;
+		/* Taken in user mode: the walk starts at its ip */
+		if (user_mode && d->ips[0] != smp->ip)
+			dc_bad(res, "user sample at %#llx: deferred ips[0] %#llx",
+			       smp->ip, d->ips[0]);
+		/*
+		 * Taken in a kernel entry at the pc of the workload's syscall
+		 * or fault; which kind of entry is told below by the outermost
+		 * kernel ip, just before the PERF_CONTEXT_USER_DEFERRED that
+		 * dc_check_sample() found at the end.
+		 */
+		if (!user_mode && d->ips[0] == e->w->pc && smp->nr >= 3) {
+			cand[nr_cand] = j;
+			frame[nr_cand] = smp->chain[smp->nr - 3];
+			frames[nr_cand] = frame[nr_cand];
+			nr_cand++;
 		}
 	}
 
@@ -1213,6 +1298,10 @@ static void dc_check(struct __test_metadata *_metadata,
 		res->cookies++;
 		if (!per_cookie[i])
 			orphans++;
+		/* One record per cookie: the callback runs once an entry. */
+		if (j - i > 1)
+			dc_bad(res, "cookie %#llx: %zu deferred records",
+			       ours[i].cookie, j - i);
 		if (!entry[i]) {
 			res->other_entries += other[i];
 			continue;
@@ -1248,6 +1337,8 @@ static void dc_check(struct __test_metadata *_metadata,
 	       res->other_ring);
 	TH_LOG("entries through %#llx, other kernel entries at the pc %zu",
 	       res->entry_frame, res->other_entries);
+	TH_LOG("samples after their entry's record: in place %zu, with a cookie %zu",
+	       res->in_place, res->answered_before);
 	EXPECT_EQ(0, res->bad) TH_LOG("%zu problems, first: %s", res->bad,
 				      res->why);
 	free(frames);
