@@ -90,6 +90,31 @@ def microbench_table(rows):
     return out
 
 
+def syscall_table(rows):
+    print('\n5. System call: kernel instructions of one getppid() (runs of N and of 0 calls)')
+    print('  %-20s %12s %8s %18s' % ('kernel', 'per call', 'spread', 'task_struct bytes'))
+    out, base = [], None
+    for kernel in ('base', 'series'):
+        sel = [r for r in rows if r.get('part') == 'syscall' and r['kernel'] == kernel]
+        if not sel:
+            continue
+        per, spread, n = summary([(r['kernel_instructions'] - r['kernel_instructions_0'])
+                                  / r['calls'] for r in sel])
+        ts = [r['bytes'] for r in rows if r.get('part') == 'task_struct'
+              and r['kernel'] == kernel and 'bytes' in r]
+        print('  %-20s %12.2f %8.2f %18s' % (kernel, per, spread, ts[0] if ts else '-'))
+        out.append({'kernel': kernel, 'per_call': per, 'spread': spread, 'runs': n,
+                    'task_struct_bytes': ts[0] if ts else None})
+    if len(out) == 2:
+        d = out[1]['per_call'] - out[0]['per_call']
+        print('  check: series - base = %+.2f instructions per call (goal <= +2): %s'
+              % (d, 'met' if d <= 2 else 'NOT met'))
+        if out[0]['task_struct_bytes'] and out[1]['task_struct_bytes']:
+            print('  task_struct: %+d bytes' % (out[1]['task_struct_bytes']
+                                                - out[0]['task_struct_bytes']))
+    return out
+
+
 def callchain_table(rows):
     print('\n3. Deferred callchains: cpu-clock every 200 us, --call-graph fp vs fp,defer')
     print('  %-10s %-9s %8s %10s %12s %14s %12s' % ('workload', 'mode', 'samples', 'bytes/smpl',
@@ -177,7 +202,9 @@ def main():
     micro = microbench_table(rows)
     cc = callchain_table(rows)
     aux = aux_table(rows)
-    json.dump({'runs': rows, 'fault': fault, 'microbench': micro, 'callchain': cc, 'aux': aux},
+    sc = syscall_table(rows)
+    json.dump({'runs': rows, 'fault': fault, 'microbench': micro, 'callchain': cc, 'aux': aux,
+               'syscall': sc},
               open(outdir + '/results.json', 'w'), indent=1)
     svg(chart, outdir + '/fault-path.svg')
     print('\nraw results: %s/results.json, chart: %s/fault-path.svg' % (outdir, outdir))

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # A tiny 'make bench' inside 'make check', so the benchmark cannot rot:
-# one run of the fault-path part under -icount, then the report, then a
-# check that it produced numbers. Prints KTAP.
+# one run of the fault-path and system-call parts under -icount, then the
+# report, then a check that it produced numbers. Prints KTAP.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 ARCH=arm64
@@ -14,16 +14,18 @@ echo "HARNESS: begin bench-smoke"
 echo "KTAP version 1"
 echo "1..2"
 log=$BUILD/logs/$ARCH/bench-smoke.log
-if GUEST_LOG=bench-smoke GUEST_APPEND="bench.runs=1 bench.parts=fault" ICOUNT=1 TIMEOUT=300 \
-	"$TOP/scripts/run-guest.sh" bench >/dev/null 2>&1 &&
-	[ "$(grep -c '^BENCH part=fault .*per_fault=' "$log")" -ge 10 ]; then
-	echo "ok 1 bench: guest fault-path measurements under -icount"
+if GUEST_LOG=bench-smoke GUEST_APPEND="bench.runs=1 bench.parts=fault,syscall" ICOUNT=1 \
+	TIMEOUT=300 "$TOP/scripts/run-guest.sh" bench >/dev/null 2>&1 &&
+	[ "$(grep -c '^BENCH part=fault .*per_fault=' "$log")" -ge 10 ] &&
+	grep -q '^BENCH part=syscall .*kernel_instructions=[0-9]' "$log" &&
+	grep -q '^BENCH part=task_struct bytes=[0-9]' "$log"; then
+	echo "ok 1 bench: guest fault-path and system-call measurements under -icount"
 else
 	echo "# no or too few BENCH lines in $log"
-	echo "not ok 1 bench: guest fault-path measurements under -icount"
+	echo "not ok 1 bench: guest fault-path and system-call measurements under -icount"
 fi
 if python3 "$TOP/scripts/bench-report.py" "$tmp" "base=$log" "series=$log" >"$tmp/report" 2>&1 &&
-	python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["fault"]; sys.exit(not (len(r) >= 10 and all(x["median"] > 100 for x in r)))' "$tmp/results.json"; then
+	python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); r = j["fault"]; sys.exit(not (len(r) >= 10 and all(x["median"] > 100 for x in r) and all(x["per_call"] > 10 for x in j["syscall"]) and j["syscall"]))' "$tmp/results.json"; then
 	echo "ok 2 bench: report tables and results.json"
 else
 	sed 's/^/# /' "$tmp/report"

@@ -15,7 +15,7 @@ for arg in $(cat /proc/cmdline); do
 	bench.parts=*) parts=${arg#bench.parts=} ;;
 	esac
 done
-parts=${parts:-fault,microbench,callchain}
+parts=${parts:-fault,microbench,callchain,syscall}
 
 # faultcost under a given setup, $runs times for each fault kind.
 fault() { # variant [wrapper command...]
@@ -70,6 +70,30 @@ case ,$parts, in *,microbench,*)
 		echo "BENCH part=microbench pages=100000 user_instructions=$u kernel_instructions=$k"
 		i=$((i + 1))
 	done
+	;;
+esac
+
+# Kernel instructions of one getppid(): two runs of $calls and of 0 calls,
+# the same process start and exit in both. And the size of task_struct.
+case ,$parts, in *,syscall,*)
+	calls=100000
+	kinstr() { # command...: its kernel instructions
+		perf stat -x, -e instructions:k -o st.txt -- "$@" >/dev/null
+		grep instructions:k st.txt | cut -d, -f1
+	}
+	i=0
+	while [ $i -lt "$runs" ]; do
+		k0=$(kinstr syscalls 0)
+		kn=$(kinstr syscalls $calls)
+		echo "BENCH part=syscall calls=$calls kernel_instructions=$kn kernel_instructions_0=$k0"
+		i=$((i + 1))
+	done
+	f=/sys/kernel/slab/task_struct/object_size
+	if [ -r $f ]; then
+		echo "BENCH part=task_struct bytes=$(cat $f)"
+	else
+		echo "BENCH part=task_struct error=no_$f"
+	fi
 	;;
 esac
 
