@@ -93,7 +93,7 @@ def microbench_table(rows):
 def syscall_table(rows):
     print('\n5. System call: kernel instructions of one getppid() (runs of N and of 0 calls)')
     print('  %-20s %12s %8s %18s' % ('kernel', 'per call', 'spread', 'task_struct bytes'))
-    out, base = [], None
+    out = []
     for kernel in ('base', 'series'):
         sel = [r for r in rows if r.get('part') == 'syscall' and r['kernel'] == kernel]
         if not sel:

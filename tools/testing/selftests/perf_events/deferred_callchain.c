@@ -824,9 +824,7 @@ static int dc_cmp_cookie(const void *a, const void *b)
 {
 	const struct dc_deferred *x = a, *y = b;
 
-	if (x->cookie != y->cookie)
-		return x->cookie < y->cookie ? -1 : 1;
-	return x->time < y->time ? -1 : x->time > y->time;
+	return x->cookie < y->cookie ? -1 : x->cookie > y->cookie;
 }
 
 static int dc_cmp_u64(const void *a, const void *b)
@@ -1148,7 +1146,7 @@ static void dc_check(struct __test_metadata *_metadata,
 	const struct dc_sample *smp;
 	const struct dc_deferred *d;
 	struct dc_records recs;
-	size_t i, j, k, n, nr_ours = 0, orphans = 0, nr_cand = 0;
+	size_t i, j, n, nr_ours = 0, orphans = 0, nr_cand = 0;
 	size_t *per_cookie, *cand;
 	__u64 *frame, *frames;
 	bool *entry, *other, user_mode;
@@ -1235,15 +1233,13 @@ static void dc_check(struct __test_metadata *_metadata,
 			continue;
 		}
 		per_cookie[j]++;
-		for (k = j; k < j + n && ours[k].time < smp->time; k++)
-			;
-		if (k == j + n) {
+		d = &ours[j];	/* more than one is an error of its own, below */
+		if (d->time < smp->time) {
 			res->answered_before++;
 			dc_bad(res, "sample at %#llx: the record for cookie %#llx precedes it",
 			       smp->ip, cookie);
 			continue;
 		}
-		d = &ours[k];
 		if (d->ring != smp->ring)
 			res->other_ring++;
 		/* Taken in user mode: the walk starts at its ip */
