@@ -3,7 +3,8 @@
 # Upstream's per-patch gates for ARCH, as KTAP (part of 'make check', after
 # the arch's kernel is built):
 #   1. the kernel builds, without warnings, after every patch of the series
-#      (bisectability), each build incremental on the one before;
+#      (bisectability), each build incremental on the one before, from
+#      the last patch back to the first and then the series again;
 #   2. W=1 and 3. sparse (C=2; see below for how Debian's 0.6.4 is run)
 #      find nothing new in the C files the series touches, compared with
 #      the same files at the base.
@@ -46,20 +47,26 @@ echo "KTAP version 1"
 echo "1..3"
 rc=0
 
-# 1. Every patch builds, without warnings.
+# 1. Every patch builds, without warnings. The kernel in $OUT is the
+# series' own: going back from it, patch by patch, each build compiles
+# only what the next patch changed, and the configuration changes once
+# (where a patch adds the Kconfig options the series' .config sets), not
+# twice. The series' own state comes last, built from the first patch's.
+# Each log lists what was compiled, and the count goes into the KTAP.
 bad=
-i=0
-for c in $commits; do
-	i=$((i + 1))
+mapfile -t order < <(seq $((nr - 1)) -1 1; echo "$nr")
+for i in "${order[@]}"; do
+	c=$(echo "$commits" | sed -n "${i}p")
 	subject=$(git -C "$SRC" log -1 --format=%s "$c")
 	git -C "$SRC" checkout -q "$c"
 	configure
-	if ! kmake >"$logs/$i.log" 2>&1; then
+	if ! KMAKE_QUIET= kmake >"$logs/$i.log" 2>&1; then
 		echo "# build fails after patch $i: $subject (log: $logs/$i.log)"
 		grep -m5 -E 'error|Error' "$logs/$i.log" | sed 's/^/#   /'
 		bad=1
 		break
 	fi
+	echo "# patch $i: $(objects_in "$logs/$i.log") objects built: $subject"
 	if grep -q 'warning:' "$logs/$i.log"; then
 		echo "# warnings after patch $i: $subject (log: $logs/$i.log)"
 		grep -m5 'warning:' "$logs/$i.log" | sed 's/^/#   /'

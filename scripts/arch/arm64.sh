@@ -4,6 +4,8 @@
 
 # Cross compiler prefix, kbuild ARCH, Debian architecture, kernel image.
 CROSS_COMPILE=aarch64-linux-gnu-
+# The AArch32 compiler of the selftests' compat program (the kernel's name).
+CROSS_COMPILE_COMPAT=arm-linux-gnueabihf-
 KARCH=arm64
 DEBARCH=arm64
 IMAGE=arch/arm64/boot/Image
@@ -16,6 +18,7 @@ CONSOLE=ttyAMA0
 # Host packages, as "command:package" for those the harness runs and plain
 # names for the rest (headers, libraries, firmware).
 ARCH_PKGS=(aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+	   arm-linux-gnueabihf-gcc:gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
 	   qemu-system-aarch64:qemu-system-arm)
 # The guest boots 'make check' gives this arch (scripts/check.sh): the
 # suites, the stress run, and the suites again on a debug kernel.

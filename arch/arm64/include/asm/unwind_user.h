@@ -13,7 +13,8 @@ static inline int unwind_user_word_size(struct pt_regs *regs)
 	 * AArch32 code has no single frame layout to follow (A32 and T32
 	 * use different frame pointer registers, and the APCS frame differs
 	 * from the AAPCS one), so rather than report a wrong stack, compat
-	 * tasks are not unwound at all.
+	 * tasks are not unwound at all: unwind_deferred_request() refuses
+	 * them, and perf walks their stacks in place.
 	 */
 	if (compat_user_mode(regs))
 		return 0;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
+#include "deferred_records.h"
 #include "tracepoint_id.h"
 
 #define DE_ATTR(x)	__attribute__((x))
@@ -67,47 +68,8 @@ static int find_text(void)
 	return text_hi ? 0 : -1;
 }
 
-/*
- * A copy of the records in the ring, in order. Enough for this test: a
- * handful of samples and records, far less than the ring holds.
- */
-static size_t ring_copy(struct perf_event_mmap_page *pg, char *out, size_t size)
-{
-	char *data = (char *)pg + pg->data_offset;
-	__u64 head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-	__u64 tail = pg->data_tail, len = head - tail, i;
-
-	if (len > size)
-		len = size;
-	for (i = 0; i < len; i++)
-		out[i] = data[(tail + i) % pg->data_size];
-	return len;
-}
-
-struct sample {
-	struct perf_event_header header;
-	__u32 pid, tid;
-	__u64 nr;
-	__u64 ips[];
-};
-
-struct deferred {
-	struct perf_event_header header;
-	__u64 cookie;
-	__u64 nr;
-	__u64 ips[];
-};
-
-/* The cookie at the end of a sample's callchain, or 0 if there is none. */
-static __u64 sample_cookie(const struct sample *s)
-{
-	if (s->nr >= 2 && s->ips[s->nr - 2] == PERF_CONTEXT_USER_DEFERRED)
-		return s->ips[s->nr - 1];
-	return 0;
-}
-
 /* Return addresses of this program in a deferred record. */
-static int own_frames(const struct deferred *d)
+static int own_frames(const struct dr_deferred *d)
 {
 	int n = 0;
 	__u64 i;
@@ -198,24 +160,24 @@ TEST(execve_keeps_the_old_stack)
 
 	buf = malloc(RING_PAGES * page);
 	ASSERT_NE(NULL, buf);
-	len = ring_copy(pg, buf, RING_PAGES * page);
+	len = dr_ring_copy(pg, buf, RING_PAGES * page);
 
 	/* Each sample's cookie is answered by a later record: the old stack. */
 	for (off = 0; off < len; off += ((struct perf_event_header *)(buf + off))->size) {
-		const struct sample *s = (void *)(buf + off);
-		const struct deferred *d = NULL;
+		const struct dr_sample *s = (void *)(buf + off);
+		const struct dr_deferred *d = NULL;
 		size_t o;
 		__u64 cookie;
 
 		ASSERT_LT(0, s->header.size);
 		if (s->header.type != PERF_RECORD_SAMPLE)
 			continue;
-		cookie = sample_cookie(s);
+		cookie = dr_sample_cookie(s);
 		ASSERT_NE(0ULL, cookie) TH_LOG("a sample without a deferred callchain");
 		samples++;
 		for (o = off + s->header.size; o < len && !d;
 		     o += ((struct perf_event_header *)(buf + o))->size) {
-			const struct deferred *r = (void *)(buf + o);
+			const struct dr_deferred *r = (void *)(buf + o);
 
 			if (r->header.type == PERF_RECORD_CALLCHAIN_DEFERRED &&
 			    r->cookie == cookie)

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The records the small deferred-callchain tests read back from a perf
+ * ring: samples of PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN and
+ * PERF_RECORD_CALLCHAIN_DEFERRED, copied out of the ring in order.
+ */
+#ifndef DEFERRED_RECORDS_H
+#define DEFERRED_RECORDS_H
+
+#include <linux/perf_event.h>
+#include <stddef.h>
+
+struct dr_sample {
+	struct perf_event_header header;
+	__u32 pid, tid;
+	__u64 nr;
+	__u64 ips[];
+};
+
+struct dr_deferred {
+	struct perf_event_header header;
+	__u64 cookie;
+	__u64 nr;
+	__u64 ips[];
+};
+
+/* Copy up to @size bytes of unread records out of the ring, in order. */
+static inline size_t dr_ring_copy(struct perf_event_mmap_page *pg, char *out,
+				  size_t size)
+{
+	char *data = (char *)pg + pg->data_offset;
+	__u64 head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	__u64 tail = pg->data_tail, len = head - tail, i;
+
+	if (len > size)
+		len = size;
+	for (i = 0; i < len; i++)
+		out[i] = data[(tail + i) % pg->data_size];
+	return len;
+}
+
+/* The record at @off of a copy, or NULL past its end or on a bad size. */
+static inline const struct perf_event_header *dr_record(const char *buf,
+							size_t len, size_t off)
+{
+	const struct perf_event_header *h = (const void *)(buf + off);
+
+	if (off + sizeof(*h) > len || h->size < sizeof(*h) || off + h->size > len)
+		return NULL;
+	return h;
+}
+
+/* The cookie at the end of a sample's callchain, or 0 if there is none. */
+static inline __u64 dr_sample_cookie(const struct dr_sample *s)
+{
+	if (s->nr >= 2 && s->ips[s->nr - 2] == PERF_CONTEXT_USER_DEFERRED)
+		return s->ips[s->nr - 1];
+	return 0;
+}
+
+#endif /* DEFERRED_RECORDS_H */
