@@ -6,6 +6,10 @@
                               page-fault selftest and of the perf_aux KUnit suite
   mutate.py no-aux-cap TREE   take PERF_PMU_CAP_AUX_PREFER_LARGE out of the
                               SPE and ETM drivers (their KUnit cases must fail)
+  mutate.py requester-only-records TREE
+                              write PERF_RECORD_CALLCHAIN_DEFERRED only to
+                              events that set defer_callchain, unlike what
+                              the UAPI header documents
 
 An edit replaces OLD by NEW in the whole file or only within one block (a
 fixture variant, a table of cases). Its scope must occur exactly once and
@@ -111,8 +115,16 @@ def no_aux_cap(root):
          [anywhere(' |\n\t\t\t\t\t   PERF_PMU_CAP_AUX_PREFER_LARGE);', ');')])
 
 
+def requester_only_records(root):
+    edit(root, 'kernel/events/core.c',
+         [anywhere('\tif (!event->attr.defer_output)\n\t\treturn;\n\n\t/* XXX do we really',
+                   '\tif (!event->attr.defer_output || !event->attr.defer_callchain)\n'
+                   '\t\treturn;\n\n\t/* XXX do we really')])
+
+
 if __name__ == '__main__':
-    mutants = {'tests': tests, 'no-aux-cap': no_aux_cap}
+    mutants = {'tests': tests, 'no-aux-cap': no_aux_cap,
+               'requester-only-records': requester_only_records}
     if len(sys.argv) != 3 or sys.argv[1] not in mutants:
         sys.exit(__doc__)
     mutants[sys.argv[1]](sys.argv[2])
