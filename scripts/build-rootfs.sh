@@ -32,7 +32,10 @@ rm -rf "$OUT/busybox.x"
 ln -s busybox "$ROOT/bin/sh"
 
 cp -a "$KSFT" "$ROOT/kselftest"
-sed -e 's/#.*//' "$TOP/configs/kselftests" | awk 'NF' >"$ROOT/kselftest/harness-tests"
+# configs/kselftests: the lines for every arch and those NAME@$ARCH.
+sed -e 's/#.*//' "$TOP/configs/kselftests" |
+	awk -v arch="$ARCH" 'NF { n = split($1, a, "@"); if (n == 1 || a[2] == arch) print a[1] }' \
+	>"$ROOT/kselftest/harness-tests"
 install -m 755 "$TOP/scripts/guest/init" "$ROOT/init"
 if [ -x "$OUT/perf/perf" ]; then
 	"${CROSS_COMPILE}strip" -o "$ROOT/usr/bin/perf" "$OUT/perf/perf"

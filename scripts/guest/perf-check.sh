@@ -5,8 +5,13 @@
 . /kselftest/kselftest/ktap_helpers.sh
 cd /tmp || exit 1
 
+# An AArch32 program (arm64 only: the selftests build one when they have
+# an AArch32 compiler).
+c32=/kselftest/perf_events/deferred_compat_child
+[ "$(uname -m)" = aarch64 ] || c32=
+
 ktap_print_header
-ktap_set_plan 3
+if [ -n "$c32" ]; then ktap_set_plan 4; else ktap_set_plan 3; fi
 
 # 16 stores at 0xcafe0000..0xcafef000 from one instruction: 16 events,
 # page by page, one ip.
@@ -54,5 +59,33 @@ else
 	ktap_print_msg "$1 samples, $2 with the first entry twice; the first of them:"
 	head -n 12 cc.txt | while read -r l; do ktap_print_msg "$l"; done
 	ktap_test_fail "perf record -g: the tracepoint's caller is the first entry, once"
+fi
+# An AArch32 program under --call-graph fp,defer: its samples keep the
+# user callchain that --call-graph fp gives (level3 <- level2 <- level1 <-
+# main in most of them), not a deferred record the kernel cannot fill.
+c32_chains() { # call-graph mode: prints samples and those with the chain
+	perf record -q -e task-clock -c 2000000 --call-graph "$1" -o c32.data -- \
+		"$c32" 300 >/dev/null 2>c32.err
+	perf script -i c32.data -F ip,sym 2>>c32.err |
+		awk 'NF == 0 { if (n) s++; n = 0; next }
+		     { f[++n] = $2; if (n >= 4 && f[n - 3] == "level3" && f[n - 2] == "level2" &&
+			 f[n - 1] == "level1" && $2 == "main") hit[s] = 1 }
+		     END { if (n) s++; for (k in hit) h++; print s + 0, h + 0 }'
+}
+if [ -n "$c32" ]; then
+	name="perf record --call-graph fp,defer: an AArch32 program keeps its user callchains"
+	if [ ! -x "$c32" ]; then
+		ktap_test_fail "$name (no $c32: the selftests were built without an AArch32 compiler)"
+	else
+		set -- $(c32_chains fp) $(c32_chains fp,defer)
+		if [ "$1" -ge 20 ] && [ $(($2 * 2)) -ge "$1" ] &&
+		   [ "$3" -ge 20 ] && [ $(($4 * 2)) -ge "$3" ]; then
+			ktap_test_pass "$name ($2 of $1 samples with fp, $4 of $3 with fp,defer)"
+		else
+			ktap_print_msg "level3 <- level2 <- level1 <- main in $2 of $1 samples with fp, $4 of $3 with fp,defer"
+			while read -r l; do ktap_print_msg "$l"; done <c32.err
+			ktap_test_fail "$name"
+		fi
+	fi
 fi
 ktap_finished
