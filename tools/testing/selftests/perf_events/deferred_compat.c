@@ -42,15 +42,12 @@ struct event {
 	size_t len;
 };
 
-/* Ring pages for every sample the child's CPU time gives, with slack. */
-static size_t ring_pages(long page)
+/* A ring for every sample (and record) the child's CPU time gives, and slack. */
+static size_t ring_len(long page)
 {
 	size_t rec = sizeof(struct dr_sample) + (MAX_STACK + 2) * sizeof(__u64);
-	size_t need = (CHILD_MS * 1000000ULL / PERIOD_NS + 64) * rec, pages = 1;
 
-	while (pages * page < need)
-		pages *= 2;
-	return pages;
+	return dr_ring_len(CHILD_MS * 1000000ULL / PERIOD_NS + 64, rec, page);
 }
 
 static int open_event(struct event *ev, pid_t pid, int defer, long page)
@@ -72,7 +69,7 @@ static int open_event(struct event *ev, pid_t pid, int defer, long page)
 	ev->fd = syscall(__NR_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (ev->fd < 0)
 		return -errno;
-	ev->len = (ring_pages(page) + 1) * page;
+	ev->len = ring_len(page);
 	ev->pg = mmap(NULL, ev->len, PROT_READ | PROT_WRITE, MAP_SHARED, ev->fd, 0);
 	return ev->pg == MAP_FAILED ? -errno : 0;
 }

@@ -43,16 +43,13 @@ struct ring {
 	size_t copied;
 };
 
-/* Pages for every sample and record the child's CPU time gives, and slack. */
-static size_t ring_pages(long page)
+/* A ring for every sample (and record) the child's CPU time gives, and slack. */
+static size_t ring_len(long page)
 {
 	size_t rec = sizeof(struct dr_sample) + (MAX_STACK + 2) * sizeof(__u64) +
 		     sizeof(struct dr_deferred) + MAX_IPS * sizeof(__u64);
-	size_t need = (CHILD_MS * 1000000ULL / PERIOD_NS + 64) * rec, pages = 1;
 
-	while (pages * page < need)
-		pages *= 2;
-	return pages;
+	return dr_ring_len(CHILD_MS * 1000000ULL / PERIOD_NS + 64, rec, page);
 }
 
 static int open_ring(struct ring *r, pid_t pid, int cpu, int sampler, long page)
@@ -73,7 +70,7 @@ static int open_ring(struct ring *r, pid_t pid, int cpu, int sampler, long page)
 	r->fd = syscall(__NR_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (r->fd < 0)
 		return -errno;
-	r->len = (ring_pages(page) + 1) * page;
+	r->len = ring_len(page);
 	r->pg = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
 	if (r->pg == MAP_FAILED)
 		return -errno;

@@ -24,6 +24,19 @@ struct dr_deferred {
 	__u64 ips[];
 };
 
+/*
+ * The length to mmap() for a ring that holds @records records of up to
+ * @size bytes each: the data pages, a power of two, and the header page.
+ */
+static inline size_t dr_ring_len(size_t records, size_t size, long page)
+{
+	size_t pages = 1;
+
+	while (pages * page < records * size)
+		pages *= 2;
+	return (pages + 1) * page;
+}
+
 /* Copy up to @size bytes of unread records out of the ring, in order. */
 static inline size_t dr_ring_copy(struct perf_event_mmap_page *pg, char *out,
 				  size_t size)
