@@ -10,6 +10,10 @@
                               write PERF_RECORD_CALLCHAIN_DEFERRED only to
                               events that set defer_callchain, unlike what
                               the UAPI header documents
+  mutate.py no-entry-frame TREE
+                              arm64 never recognizes a function's first
+                              instructions: both user stack walkers follow
+                              x29 only
 
 An edit replaces OLD by NEW in the whole file or only within one block (a
 fixture variant, a table of cases). Its scope must occur exactly once and
@@ -122,9 +126,16 @@ def requester_only_records(root):
                    '\t\treturn;\n\n\t/* XXX do we really')])
 
 
+def no_entry_frame(root):
+    edit(root, 'arch/arm64/kernel/stacktrace.c',
+         [anywhere('static bool prologue_insn(u32 insn)\n{\n',
+                   'static bool prologue_insn(u32 insn)\n{\n\treturn false;\n')])
+
+
 if __name__ == '__main__':
     mutants = {'tests': tests, 'no-aux-cap': no_aux_cap,
-               'requester-only-records': requester_only_records}
+               'requester-only-records': requester_only_records,
+               'no-entry-frame': no_entry_frame}
     if len(sys.argv) != 3 or sys.argv[1] not in mutants:
         sys.exit(__doc__)
     mutants[sys.argv[1]](sys.argv[2])

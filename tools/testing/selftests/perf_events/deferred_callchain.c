@@ -53,6 +53,7 @@
 #include <linux/perf_event.h>
 
 #include "kselftest_harness.h"
+#include "deferred_records.h"
 #include "tracepoint_id.h"
 
 /*
@@ -139,19 +140,6 @@ struct dc_work {
 	unsigned long exp_nr;
 	unsigned long exp[3];
 };
-
-/* Saved return addresses carry a PAC with -mbranch-protection=pac-ret. */
-static inline DC_ALWAYS_INLINE unsigned long dc_strip(void *addr)
-{
-#if defined(__aarch64__)
-	register unsigned long lr asm("x30") = (unsigned long)addr;
-
-	asm ("hint #7" : "+r" (lr));	/* xpaclri */
-	return lr;
-#else
-	return (unsigned long)addr;
-#endif
-}
 
 #if defined(__x86_64__)
 
@@ -340,7 +328,7 @@ static void dc_fault_loop(struct dc_work *w)
  */
 static DC_NOINLINE long level3(struct dc_work *w)
 {
-	w->ra[0] = dc_strip(__builtin_return_address(0));
+	w->ra[0] = dr_strip_ra((unsigned long)__builtin_return_address(0));
 	asm volatile("" ::: "memory");
 
 	switch (w->op) {
@@ -364,7 +352,7 @@ static DC_NOINLINE long level2(struct dc_work *w)
 {
 	long ret;
 
-	w->ra[1] = dc_strip(__builtin_return_address(0));
+	w->ra[1] = dr_strip_ra((unsigned long)__builtin_return_address(0));
 	ret = level3(w);
 	asm volatile("" ::: "memory");
 	return ret;
@@ -374,7 +362,7 @@ static DC_NOINLINE long level1(struct dc_work *w)
 {
 	long ret;
 
-	w->ra[2] = dc_strip(__builtin_return_address(0));
+	w->ra[2] = dr_strip_ra((unsigned long)__builtin_return_address(0));
 	ret = level2(w);
 	asm volatile("" ::: "memory");
 	return ret;

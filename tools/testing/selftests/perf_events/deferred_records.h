@@ -71,4 +71,23 @@ static inline __u64 dr_sample_cookie(const struct dr_sample *s)
 	return 0;
 }
 
+/*
+ * A return address as the kernel reports it: without the pointer
+ * authentication code that pac-ret signs saved return addresses with
+ * (xpaclri is a NOP on a CPU without pointer authentication).
+ */
+#define DR_ATTR(x)	__attribute__((x))
+
+static inline DR_ATTR(always_inline) unsigned long dr_strip_ra(unsigned long ra)
+{
+#if defined(__aarch64__)
+	register unsigned long lr asm("x30") = ra;
+
+	asm ("hint #7" : "+r" (lr));	/* xpaclri */
+	return lr;
+#else
+	return ra;
+#endif
+}
+
 #endif /* DEFERRED_RECORDS_H */
