@@ -24,14 +24,14 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
 #include "deferred_records.h"
 
-#define CHILD_MS	200		/* CPU time the child runs */
-#define PERIOD_NS	1000000ULL	/* a sample per 1 ms of it */
+#define RECORDS		100		/* the child runs until the sampler has these */
+#define MAX_WAIT_MS	60000		/* ... or for this long, however slow the machine */
+#define PERIOD_NS	1000000ULL	/* a sample per 1 ms of the child's CPU time */
 #define MAX_STACK	16
 #define MAX_IPS		64		/* in a record: the child's stack is shallow */
 
@@ -43,13 +43,16 @@ struct ring {
 	size_t copied;
 };
 
-/* A ring for every sample (and record) the child's CPU time gives, and slack. */
+/*
+ * A ring for twice the samples and records the child runs for: it stops
+ * within a few of them once told to.
+ */
 static size_t ring_len(long page)
 {
 	size_t rec = sizeof(struct dr_sample) + (MAX_STACK + 2) * sizeof(__u64) +
 		     sizeof(struct dr_deferred) + MAX_IPS * sizeof(__u64);
 
-	return dr_ring_len(CHILD_MS * 1000000ULL / PERIOD_NS + 64, rec, page);
+	return dr_ring_len(2 * RECORDS, rec, page);
 }
 
 static int open_ring(struct ring *r, pid_t pid, int cpu, int sampler, long page)
@@ -74,14 +77,16 @@ static int open_ring(struct ring *r, pid_t pid, int cpu, int sampler, long page)
 	r->pg = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
 	if (r->pg == MAP_FAILED)
 		return -errno;
+	r->copy = malloc(r->len - page);
+	if (!r->copy)
+		return -ENOMEM;
 	return ioctl(r->fd, PERF_EVENT_IOC_ENABLE, 0) ? -errno : 0;
 }
 
+/* Copy out what the ring holds so far. */
 static void read_ring(struct ring *r, long page)
 {
-	ioctl(r->fd, PERF_EVENT_IOC_DISABLE, 0);
-	r->copy = malloc(r->len - page);
-	r->copied = r->copy ? dr_ring_copy(r->pg, r->copy, r->len - page) : 0;
+	r->copied = dr_ring_copy(r->pg, r->copy, r->len - page);
 }
 
 /* Records of one type in a ring, and whether an identical one is there. */
@@ -107,27 +112,22 @@ static int has_record(const struct ring *r, const struct perf_event_header *want
 	return 0;
 }
 
-static double cpu_ms(void)
-{
-	struct timespec ts;
+static volatile sig_atomic_t stop;
 
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+static void on_stop(int sig)
+{
+	stop = 1;
 }
 
-/* The child: on @cpu, syscalls for CHILD_MS of CPU time once told to go. */
-static void child(int cpu, int go)
+/* The child: syscalls from when it is told to go until SIGUSR1. */
+static void child(int go)
 {
-	cpu_set_t set;
-	double end;
 	char c;
 
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) || read(go, &c, 1) != 1)
+	signal(SIGUSR1, on_stop);
+	if (read(go, &c, 1) != 1)
 		_exit(1);
-	end = cpu_ms() + CHILD_MS;
-	while (cpu_ms() < end)
+	while (!stop)
 		syscall(__NR_getppid);
 	_exit(0);
 }
@@ -136,7 +136,7 @@ TEST(every_defer_output_event_gets_the_records)
 {
 	static const char * const name[] = { "sampler", "task", "cpu" };
 	long page = sysconf(_SC_PAGESIZE);
-	int go[2], status, cpu, i, ret, missing[3] = { 0 };
+	int go[2], status, cpu, i, ret, waited, missing[3] = { 0 };
 	const struct perf_event_header *h;
 	struct ring r[3];
 	cpu_set_t set;
@@ -153,8 +153,20 @@ TEST(every_defer_output_event_gets_the_records)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
-		child(cpu, go[0]);
+		child(go[0]);
 	close(go[0]);
+	/*
+	 * Pinned before any event exists: a record the child's task work
+	 * writes on another CPU would be in the per-task buffers only.
+	 */
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(pid, sizeof(set), &set)) {
+		ret = -errno;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		ASSERT_EQ(0, ret) TH_LOG("sched_setaffinity: %s", strerror(-ret));
+	}
 
 	for (i = 0; i < 3; i++) {
 		ret = open_ring(&r[i], i == 2 ? -1 : pid, i == 2 ? cpu : -1, !i, page);
@@ -170,12 +182,19 @@ TEST(every_defer_output_event_gets_the_records)
 		}
 	}
 	ASSERT_EQ(1, write(go[1], "x", 1));
+	for (waited = 0; waited < MAX_WAIT_MS; waited += 5) {
+		read_ring(&r[0], page);
+		if (count_type(&r[0], PERF_RECORD_CALLCHAIN_DEFERRED) >= RECORDS)
+			break;
+		usleep(5000);
+	}
+	kill(pid, SIGUSR1);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
 		TH_LOG("the child failed: status %#x", status);
 	for (i = 0; i < 3; i++) {
+		ioctl(r[i].fd, PERF_EVENT_IOC_DISABLE, 0);
 		read_ring(&r[i], page);
-		ASSERT_NE(NULL, r[i].copy);
 		TH_LOG("%s: %d samples, %d deferred records, %d lost", name[i],
 		       count_type(&r[i], PERF_RECORD_SAMPLE),
 		       count_type(&r[i], PERF_RECORD_CALLCHAIN_DEFERRED),
@@ -183,9 +202,8 @@ TEST(every_defer_output_event_gets_the_records)
 		EXPECT_EQ(0, count_type(&r[i], PERF_RECORD_LOST))
 			TH_LOG("%s: the ring lost records; it is too small", name[i]);
 	}
-	ASSERT_LE(CHILD_MS * 1000000ULL / PERIOD_NS / 4,
-		  count_type(&r[0], PERF_RECORD_CALLCHAIN_DEFERRED))
-		TH_LOG("too few deferred records for %d ms of CPU time", CHILD_MS);
+	ASSERT_LE(RECORDS, count_type(&r[0], PERF_RECORD_CALLCHAIN_DEFERRED))
+		TH_LOG("fewer than %d deferred records in %d s", RECORDS, MAX_WAIT_MS / 1000);
 
 	/* Each of the sampler's records, in the other two buffers as well. */
 	for (off = 0; (h = dr_record(r[0].copy, r[0].copied, off)); off += h->size) {
