@@ -5,13 +5,15 @@
 . /kselftest/kselftest/ktap_helpers.sh
 cd /tmp || exit 1
 
-# An AArch32 program (arm64 only: the selftests build one when they have
-# an AArch32 compiler).
+# arm64 only: an AArch32 program (the selftests build one when they have
+# an AArch32 compiler), and a uprobe on a prologue (x86_64's gcc builds
+# callchain's level3 without a frame of its own).
+arm64=
+[ "$(uname -m)" = aarch64 ] && arm64=1
 c32=/kselftest/perf_events/deferred_compat_child
-[ "$(uname -m)" = aarch64 ] || c32=
 
 ktap_print_header
-if [ -n "$c32" ]; then ktap_set_plan 4; else ktap_set_plan 3; fi
+if [ -n "$arm64" ]; then ktap_set_plan 5; else ktap_set_plan 3; fi
 
 # 16 stores at 0xcafe0000..0xcafef000 from one instruction: 16 events,
 # page by page, one ip.
@@ -72,7 +74,7 @@ c32_chains() { # call-graph mode: prints samples and those with the chain
 			 f[n - 1] == "level1" && $2 == "main") hit[s] = 1 }
 		     END { if (n) s++; for (k in hit) h++; print s + 0, h + 0 }'
 }
-if [ -n "$c32" ]; then
+if [ -n "$arm64" ]; then
 	name="perf record --call-graph fp,defer: an AArch32 program keeps its user callchains"
 	if [ ! -x "$c32" ]; then
 		ktap_test_fail "$name (no $c32: the selftests were built without an AArch32 compiler)"
@@ -84,6 +86,36 @@ if [ -n "$c32" ]; then
 		else
 			ktap_print_msg "level3 <- level2 <- level1 <- main in $2 of $1 samples with fp, $4 of $3 with fp,defer"
 			while read -r l; do ktap_print_msg "$l"; done <c32.err
+			ktap_test_fail "$name"
+		fi
+	fi
+fi
+
+# A uprobe from perf probe -x on level3, so on its first instruction
+# (STP x29, x30): the return address into level2 is still in x30 there.
+# Samples of it taken in place and deferred must both show the whole path.
+probe_chains() { # call-graph mode: prints samples and those with the path
+	perf record -q -e probe_callchain:level3 --call-graph "$1" -o up.data -- \
+		sh -c 'callchain 1; callchain 1; callchain 1' >/dev/null 2>up.err
+	perf script -i up.data -F ip,sym 2>>up.err |
+		awk 'NF == 0 { n = 0; next }
+		     { f[++n] = $2; if (n == 4) { s++; if (f[1] == "level3" && f[2] == "level2" &&
+			 f[3] == "level1" && f[4] == "main") h++ } }
+		     END { print s + 0, h + 0 }'
+}
+if [ -n "$arm64" ]; then
+	name="perf probe -x on a function's first instruction: fp and fp,defer callchains name its caller"
+	if ! perf probe -q -x "$(command -v callchain)" level3 2>up.err; then
+		while read -r l; do ktap_print_msg "$l"; done <up.err
+		ktap_test_fail "$name (perf probe failed)"
+	else
+		set -- $(probe_chains fp) $(probe_chains fp,defer)
+		perf probe -q -d 'probe_callchain:*'
+		if [ "$1" = 3 ] && [ "$2" = 3 ] && [ "$3" = 3 ] && [ "$4" = 3 ]; then
+			ktap_test_pass "$name"
+		else
+			ktap_print_msg "level3 <- level2 <- level1 <- main in $2 of $1 samples with fp, $4 of $3 with fp,defer"
+			while read -r l; do ktap_print_msg "$l"; done <up.err
 			ktap_test_fail "$name"
 		fi
 	fi
