@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Build perf for the ARCH guest from the assembled tree's tools/perf, linked
 # statically against Debian's $DEBARCH libraries (libtraceevent, libelf,
-# zlib, zstd), so it matches the kernel and needs nothing in the initramfs.
+# libdw, zlib, zstd, lzma, bzip2), so it matches the kernel and needs
+# nothing in the initramfs.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 check_arch
@@ -21,8 +22,8 @@ cat >"$pc" <<EOT
 PKG_CONFIG_LIBDIR=/usr/lib/$triplet/pkgconfig:/usr/share/pkgconfig exec pkg-config --static "\$@"
 EOT
 chmod +x "$pc"
-"$pc" --exists libtraceevent libelf zlib ||
-	die "$pc finds no libtraceevent, libelf or zlib for $DEBARCH; run scripts/deps.sh (ARCH=$ARCH)"
+"$pc" --exists libtraceevent libelf libdw zlib ||
+	die "$pc finds no libtraceevent, libelf, libdw or zlib for $DEBARCH; run scripts/deps.sh (ARCH=$ARCH)"
 
 # NO_JEVENTS: the tables of CPU-specific PMU events need a python that
 # perf finds through python-config (python3-dev), and a QEMU guest has
@@ -31,7 +32,7 @@ msg PERF "$ARCH: tools/perf -> $PERF_OUT/perf"
 if ! with_progress "$ARCH perf" "$PERF_OUT/build.log" make -C "$SRC/tools/perf" O="$PERF_OUT" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" \
 	PKG_CONFIG="$pc" NO_JEVENTS=1 LDFLAGS=-static -j"$(nproc)" \
 	NO_LIBPYTHON=1 NO_LIBPERL=1 NO_GTK2=1 NO_SLANG=1 NO_LIBUNWIND=1 \
-	NO_LIBDW=1 NO_LIBBPF=1 BUILD_BPF_SKEL=0 NO_LIBNUMA=1 NO_LIBCAP=1 \
+	NO_LIBBPF=1 BUILD_BPF_SKEL=0 NO_LIBNUMA=1 NO_LIBCAP=1 \
 	NO_BABELTRACE=1 NO_LIBCRYPTO=1 NO_JVMTI=1 NO_LIBLLVM=1 NO_CAPSTONE=1 \
 	NO_LIBPFM4=1 NO_SDT=1 NO_LIBBABELTRACE=1 NO_RUST=1 "$PERF_OUT/perf"; then
 	tail -n 30 "$PERF_OUT/build.log" >&2
@@ -39,5 +40,7 @@ if ! with_progress "$ARCH perf" "$PERF_OUT/build.log" make -C "$SRC/tools/perf" 
 fi
 grep -qx 'feature-libtraceevent=1' "$PERF_OUT/FEATURE-DUMP" ||
 	die "perf was built without libtraceevent (tracepoints would not parse); see $PERF_OUT/build.log"
+grep -qx 'feature-libdw=1' "$PERF_OUT/FEATURE-DUMP" ||
+	die "perf was built without libdw (perf script could not unwind through DWARF: install libdw-dev:$DEBARCH); see $PERF_OUT/build.log"
 file "$PERF_OUT/perf" | grep -q 'statically linked' ||
 	die "$PERF_OUT/perf is not statically linked; see $PERF_OUT/build.log"

@@ -27,8 +27,10 @@ foreign=()
 for ARCH in "${arches[@]}"; do
 	check_arch
 	pkgs+=("${ARCH_PKGS[@]}")
-	# The guest's perf links these statically, for the guest's architecture.
-	for p in libelf-dev libtraceevent-dev zlib1g-dev libzstd-dev; do
+	# The guest's perf links these statically, for the guest's architecture
+	# (libdw, with what its static archive needs, for DWARF unwinding:
+	# perf script fixes up arm64 leaf frames with it).
+	for p in libelf-dev libtraceevent-dev zlib1g-dev libzstd-dev libdw-dev liblzma-dev libbz2-dev; do
 		libs+=("$p:$DEBARCH")
 	done
 	# Guest user space comes from Debian packages of the guest's architecture.

@@ -13,7 +13,7 @@ arm64=
 c32=/kselftest/perf_events/deferred_compat_child
 
 ktap_print_header
-if [ -n "$arm64" ]; then ktap_set_plan 5; else ktap_set_plan 3; fi
+if [ -n "$arm64" ]; then ktap_set_plan 6; else ktap_set_plan 4; fi
 
 # 16 stores at 0xcafe0000..0xcafef000 from one instruction: 16 events,
 # page by page, one ip.
@@ -62,6 +62,24 @@ else
 	head -n 12 cc.txt | while read -r l; do ktap_print_msg "$l"; done
 	ktap_test_fail "perf record -g: the tracepoint's caller is the first entry, once"
 fi
+# --call-graph fp,defer stopped by SIGINT while the workload runs, as a
+# user stops it: perf script decodes the session without an error (on
+# arm64 it fixes up leaf frames through DWARF, so perf needs libdw), and
+# most samples end in main.
+name="perf record --call-graph fp,defer, stopped by SIGINT: perf script decodes it"
+timeout -s INT 3 perf record -q -e task-clock -c 1000000 --call-graph fp,defer \
+	-o int.data -- syscalls 1000000000 >/dev/null 2>int.err
+perf script -i int.data -F comm,ip,sym >int.txt 2>>int.err
+rc=$?
+set -- $(awk '/^[^ \t]/ { s++ } $2 == "main" { m++ } END { print s + 0, m + 0 }' int.txt)
+if [ $rc = 0 ] && ! grep -qi error int.err && [ "$1" -ge 20 ] && [ $(($2 * 2)) -ge "$1" ]; then
+	ktap_test_pass "$name ($2 of $1 samples end in main)"
+else
+	ktap_print_msg "perf script exited with $rc; $2 of $1 samples end in main"
+	while read -r l; do ktap_print_msg "$l"; done <int.err
+	ktap_test_fail "$name"
+fi
+
 # An AArch32 program under --call-graph fp,defer: its samples keep the
 # user callchain that --call-graph fp gives (level3 <- level2 <- level1 <-
 # main in most of them), not a deferred record the kernel cannot fill.
