@@ -14,13 +14,10 @@ set -uo pipefail
 
 # name|arch|how|"suite: case" patterns that must fail (';'-separated).
 # how: "revert:SUBJECT" takes the patch with that subject out again (found
-# by subject, so inserting a patch moves nothing; "S1 ++ S2" takes out S1,
-# then S2, for a patch that a later one builds on), "mutate:MODE WHAT" runs
+# by subject, so inserting a patch moves nothing), "mutate:MODE WHAT" runs
 # scripts/mutate.py MODE.
 DF='perf_events:deferred_callchain:'
 DE='perf_events:deferred_entry:'
-# deferred_entry's in-place cases on a prologue (not frame_linked, after it)
-DE_PROLOGUE_IN_PLACE="$DE entry.frame_push.in_place;$DE entry.frame_link.in_place;$DE entry.paciasp.in_place;$DE entry.signed_lr.in_place;$DE entry.bti_c.in_place;$DE entry.frame_store.in_place;$DE entry.frame_add.in_place"
 ALL=(
 	"without-tracepoints|arm64|revert:arm64: mm: Add page fault tracepoints|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;perf_events:deferred_exec: *;ftrace:ftracetest: *;perf:page_fault_events: perf record/script*;perf:page_fault_events: perf stat*;perf:page_fault_events: perf record -g*;$DF deferred.page_fault_user.*;$DF in_place.*"
 	"without-caller-regs|arm64|revert:arm64: perf: Don't report the caller twice in tracepoint callchains|perf:page_fault_events: perf record -g*"
@@ -28,11 +25,11 @@ ALL=(
 	"without-exec-fix|arm64|revert:unwind_user/deferred: Unwind the old program's stack at exec|perf_events:deferred_exec: *"
 	"without-answered-cookie-fix|arm64|revert:unwind_user/deferred: Don't hand out a cookie whose record is already out|$DF deferred.cpu_clock.*;$DF deferred.cpu_clock_self_output.*;?$DF deferred.one_entry_many_samples.*;?$DF deferred.per_cpu*;?$DF hostile.*;?perf_events:deferred_output: *"
 	"without-compat-fallback|arm64|revert:unwind_user/deferred: Leave tasks the unwinder cannot walk to the caller|perf_events:deferred_compat: *;perf:page_fault_events: perf record --call-graph fp,defer: an AArch32*"
-	"without-xol-ip|arm64|revert:unwind_user: Start at the probed address while a uprobe is stepped out of line|$DE entry.*.deferred;perf:page_fault_events: perf probe -x*"
-	"without-xol-ip|x86_64|revert:unwind_user: Start at the probed address while a uprobe is stepped out of line|$DE entry.frame_linked.deferred"
+	"without-xol-ip|arm64|revert:unwind_user: Start at the probed address while a uprobe is stepped out of line|$DE *;perf:page_fault_events: perf probe -x*"
+	"without-xol-ip|x86_64|revert:unwind_user: Start at the probed address while a uprobe is stepped out of line|$DE *"
 	"without-entry-frame|arm64|mutate:no-entry-frame arm64 follows x29 only, also in a prologue|$DE entry.frame_push.*;$DE entry.frame_link.*;$DE entry.paciasp.*;$DE entry.signed_lr.*;$DE entry.bti_c.*;$DE entry.frame_store.*;$DE entry.frame_add.*;perf:page_fault_events: perf probe -x*"
-	"without-in-place-entry|arm64|revert:arm64: stacktrace: Report the caller of a user function stopped in its prologue|$DE_PROLOGUE_IN_PLACE;?$DF *;perf:page_fault_events: perf probe -x*"
-	"without-unwinder|arm64|revert:arm64: stacktrace: Report the caller of a user function stopped in its prologue ++ arm64: Add the frame pointer user unwinder|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DF hostile.*;$DF in_place.*;perf_events:deferred_exec: *;perf_events:deferred_output: *;$DE entry.*.deferred;$DE_PROLOGUE_IN_PLACE;perf:page_fault_events: perf probe -x*"
+	"without-unwinder|arm64|revert:arm64: Add the frame pointer user unwinder|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DF hostile.*;$DF in_place.*;perf_events:deferred_exec: *;perf_events:deferred_output: *;$DE *"
+	"without-deferred-leaf-fixup|arm64|revert:perf machine: Fix up arm64 leaf frames of deferred callchains too|perf:page_fault_events: perf record --call-graph fp,defer, stopped*"
 	"without-no-reclaim|arm64|revert:perf/core: Don't reclaim or compact for AUX pages a PMU only prefers large|kunit:perf_aux: prefer-large, * pages, fragmented"
 	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *"
 	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *"
@@ -85,17 +82,12 @@ patch_commit() {
 mutate() {
 	case $1 in
 	revert:*)
-		local s subjects=${1#revert:}
-		while [ -n "$subjects" ]; do
-			s=${subjects%% ++ *}
-			[ "$s" = "$subjects" ] && subjects= || subjects=${subjects#* ++ }
-			c=$(patch_commit "$s") || { echo "no single patch '$s' in the series"; return 1; }
-			git_t revert --no-edit "$c" >/dev/null 2>&1 || {
-				git_t revert --abort >/dev/null 2>&1
-				echo "'$s' does not revert cleanly on top of the series"
-				return 1
-			}
-		done
+		c=$(patch_commit "${1#revert:}") || { echo "no single patch '${1#revert:}' in the series"; return 1; }
+		git_t revert --no-edit "$c" >/dev/null 2>&1 || {
+			git_t revert --abort >/dev/null 2>&1
+			echo "'${1#revert:}' does not revert cleanly on top of the series"
+			return 1
+		}
 		;;
 	mutate:*)
 		set -- "${1#mutate:}"
@@ -107,7 +99,7 @@ mutate() {
 # What a mutant does, in words.
 describe() {
 	case $1 in
-	revert:*) echo "revert '${1#revert:}'" | sed "s/ ++ /', then '/g" ;;
+	revert:*) echo "revert '${1#revert:}'" ;;
 	mutate:*) set -- "${1#mutate:}"; echo "mutate.py ${1%% *}: ${1#* }" ;;
 	esac
 }

@@ -12,7 +12,7 @@
                               the UAPI header documents
   mutate.py no-entry-frame TREE
                               arm64 never recognizes a function's first
-                              instructions: both user stack walkers follow
+                              instructions: the deferred unwinder follows
                               x29 only
 
 An edit replaces OLD by NEW in the whole file or only within one block (a

@@ -65,7 +65,7 @@ fi
 # --call-graph fp,defer stopped by SIGINT while the workload runs, as a
 # user stops it: perf script decodes the session without an error (on
 # arm64 it fixes up leaf frames through DWARF, so perf needs libdw), and
-# most samples end in main.
+# most samples show main, which calls the frameless syscall().
 name="perf record --call-graph fp,defer, stopped by SIGINT: perf script decodes it"
 timeout -s INT 3 perf record -q -e task-clock -c 1000000 --call-graph fp,defer \
 	-o int.data -- syscalls 1000000000 >/dev/null 2>int.err
@@ -73,9 +73,9 @@ perf script -i int.data -F comm,ip,sym >int.txt 2>>int.err
 rc=$?
 set -- $(awk '/^[^ \t]/ { s++ } $2 == "main" { m++ } END { print s + 0, m + 0 }' int.txt)
 if [ $rc = 0 ] && ! grep -qi error int.err && [ "$1" -ge 20 ] && [ $(($2 * 2)) -ge "$1" ]; then
-	ktap_test_pass "$name ($2 of $1 samples end in main)"
+	ktap_test_pass "$name ($2 of $1 samples show main)"
 else
-	ktap_print_msg "perf script exited with $rc; $2 of $1 samples end in main"
+	ktap_print_msg "perf script exited with $rc; $2 of $1 samples show main"
 	while read -r l; do ktap_print_msg "$l"; done <int.err
 	ktap_test_fail "$name"
 fi
@@ -111,7 +111,8 @@ fi
 
 # A uprobe from perf probe -x on level3, so on its first instruction
 # (STP x29, x30): the return address into level2 is still in x30 there.
-# Samples of it taken in place and deferred must both show the whole path.
+# perf adds it to the callchain taken in place, from the sampled x30; the
+# kernel puts it in the deferred one. Both must show the whole path, once.
 probe_chains() { # call-graph mode: prints samples and those with the path
 	perf record -q -e probe_callchain:level3 --call-graph "$1" -o up.data -- \
 		sh -c 'callchain 1; callchain 1; callchain 1' >/dev/null 2>up.err

@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * User callchains of uprobe samples, deferred and taken in place. A task
- * that hits a uprobe usually steps over the probed instruction out of
- * line, in the XOL area, and the deferred unwind runs on the way there:
- * the callchain must still start at the probed address, then name every
- * caller, as the one taken in place does. Each case makes its calls in
- * its set-up, with both events enabled, and checks one of them.
+ * Deferred user callchains of uprobe samples. A task that hits a uprobe
+ * usually steps over the probed instruction out of line, in the XOL area,
+ * and the deferred unwind runs on the way there: the callchain must still
+ * start at the probed address, then name every caller.
  *
  * On arm64 a probe on one of the first instructions of a function fires
  * before the function has linked its frame record: the return address is
  * still in x30, and x29 still points at the caller's frame record. A walk
- * that only follows x29, deferred or in place, skips the first caller.
+ * that only follows x29 skips the first caller. (A callchain taken in
+ * place does skip it: perf adds it from the sampled x30.)
  * The probed functions are written in assembly, so that the prologues are
  * the same whatever compiler builds the test: gcc's frame push, with
  * pac-ret and with BTI, and clang's (stack first, frame record at an
@@ -183,12 +182,9 @@ static int file_offset(uintptr_t addr, char *path, size_t size, unsigned long *o
 	return ret;
 }
 
-/* One event on the probe per way of taking the user callchain. */
-enum { DEFERRED, IN_PLACE, EVENTS };
-
 FIXTURE(entry) {
-	int fd[EVENTS];
-	struct perf_event_mmap_page *pg[EVENTS];
+	int fd;
+	struct perf_event_mmap_page *pg;
 	size_t ring_len;
 	uintptr_t probed;
 	char *buf;
@@ -212,44 +208,28 @@ FIXTURE_VARIANT_ADD(entry, frame_add) { .fn = fe_clang, .off = 8 };
 FIXTURE_VARIANT_ADD(entry, frame_linked) { .fn = fe_plain, .off = 4 };
 #endif
 
-/* Open event @which on tracepoint @id and map its ring into @pg. */
-static int open_event(int id, int which, size_t ring_len, int *fd,
-		      struct perf_event_mmap_page **pg)
+FIXTURE_SETUP(entry)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_TRACEPOINT,
 		.size = sizeof(attr),
-		.config = id,
 		.sample_period = 1,
 		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN,
 		.exclude_callchain_kernel = 1,
 		.disabled = 1,
-		.defer_callchain = which == DEFERRED,
-		.defer_output = which == DEFERRED,
+		.defer_callchain = 1,
+		.defer_output = 1,
 	};
-
-	*fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (*fd < 0)
-		return -errno;
-	*pg = mmap(NULL, ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
-	return *pg == MAP_FAILED ? -errno : 0;
-}
-
-FIXTURE_SETUP(entry)
-{
-	size_t rec = sizeof(struct dr_sample) + (MAX_IPS + 2) * sizeof(__u64) +
+	size_t rec = sizeof(struct dr_sample) + 4 * sizeof(__u64) +
 		     sizeof(struct dr_deferred) + MAX_IPS * sizeof(__u64);
-	long page = sysconf(_SC_PAGESIZE);
 	char path[256], cmd[512];
 	unsigned long off;
-	int id, i, ret;
+	int id;
 
-	for (i = 0; i < EVENTS; i++) {
-		self->fd[i] = -1;
-		self->pg[i] = MAP_FAILED;
-	}
+	self->fd = -1;
+	self->pg = MAP_FAILED;
 	self->buf = NULL;
-	self->ring_len = dr_ring_len(CALLS, rec, page);
+	self->ring_len = dr_ring_len(2 * CALLS, rec, sysconf(_SC_PAGESIZE));
 	self->probed = (uintptr_t)variant->fn + variant->off;
 	ASSERT_EQ(0, file_offset(self->probed, path, sizeof(path), &off));
 
@@ -260,42 +240,27 @@ FIXTURE_SETUP(entry)
 		     strerror(errno));
 	id = tracepoint_id(PROBE);
 	ASSERT_LT(0, id);
+	attr.config = id;
 
-	for (i = 0; i < EVENTS; i++) {
-		ret = open_event(id, i, self->ring_len, &self->fd[i], &self->pg[i]);
-		if (ret == -EACCES || ret == -EPERM)
-			SKIP(return, "perf_event_open: %s (not privileged?)", strerror(-ret));
-		if (ret == -EINVAL && i == DEFERRED)
-			SKIP(return, "perf_event_open: EINVAL (no defer_callchain?)");
-		ASSERT_EQ(0, ret) TH_LOG("event %d: %s", i, strerror(-ret));
-	}
-
-#if defined(__aarch64__)
-	if (variant->fn == fe_pac)
-		TH_LOG("pointer authentication %s: x30 is %s after paciasp",
-		       getauxval(AT_HWCAP) & HWCAP_PACA ? "on" : "off",
-		       getauxval(AT_HWCAP) & HWCAP_PACA ? "signed" : "unchanged");
-#endif
-	for (i = 0; i < EVENTS; i++)
-		ASSERT_EQ(0, ioctl(self->fd[i], PERF_EVENT_IOC_ENABLE, 0));
-	for (i = 0; i < CALLS; i++)
-		call_probed(variant->fn);
-	for (i = 0; i < EVENTS; i++)
-		ASSERT_EQ(0, ioctl(self->fd[i], PERF_EVENT_IOC_DISABLE, 0));
+	self->fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (self->fd < 0 && (errno == EACCES || errno == EPERM))
+		SKIP(return, "perf_event_open: %s (not privileged?)", strerror(errno));
+	if (self->fd < 0 && errno == EINVAL)
+		SKIP(return, "perf_event_open: EINVAL (no defer_callchain?)");
+	ASSERT_LE(0, self->fd) TH_LOG("perf_event_open: %s", strerror(errno));
+	self->pg = mmap(NULL, self->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			self->fd, 0);
+	ASSERT_NE(MAP_FAILED, self->pg);
 	self->buf = malloc(self->ring_len);
 	ASSERT_NE(NULL, self->buf);
 }
 
 FIXTURE_TEARDOWN(entry)
 {
-	int i;
-
-	for (i = 0; i < EVENTS; i++) {
-		if (self->pg[i] != MAP_FAILED)
-			munmap(self->pg[i], self->ring_len);
-		if (self->fd[i] >= 0)
-			close(self->fd[i]);
-	}
+	if (self->pg != MAP_FAILED)
+		munmap(self->pg, self->ring_len);
+	if (self->fd >= 0)
+		close(self->fd);
 	free(self->buf);
 	write_uprobe_events("-:" PROBE);
 }
@@ -315,26 +280,29 @@ static const struct dr_deferred *answer(const char *buf, size_t len, size_t off,
 	return NULL;
 }
 
-/* The probed address, then the return addresses into the two callers. */
-static void check_ips(struct __test_metadata *_metadata, uintptr_t probed,
-		      const __u64 *ips, __u64 nr)
+/*
+ * Each call of the probed function gives a sample, whose cookie is answered
+ * by a record that holds the probed address, then the return addresses
+ * into the two callers.
+ */
+TEST_F(entry, callers)
 {
-	ASSERT_LE(3ULL, nr);
-	EXPECT_EQ(probed, ips[0])
-		TH_LOG("the first ip is not the probed address");
-	EXPECT_EQ(fe_lr, ips[1])
-		TH_LOG("ips[1] is not the return address into call_probed()");
-	EXPECT_EQ(caller_lr, ips[2])
-		TH_LOG("ips[2] is not the return address into the test");
-}
-
-/* Each sample's cookie is answered by a record that names every caller. */
-TEST_F(entry, deferred)
-{
-	size_t len = dr_ring_copy(self->pg[DEFERRED], self->buf, self->ring_len), off;
 	const struct perf_event_header *h;
-	int samples = 0;
+	int i, samples = 0;
+	size_t len, off;
 
+#if defined(__aarch64__)
+	if (variant->fn == fe_pac)
+		TH_LOG("pointer authentication %s: x30 is %s after paciasp",
+		       getauxval(AT_HWCAP) & HWCAP_PACA ? "on" : "off",
+		       getauxval(AT_HWCAP) & HWCAP_PACA ? "signed" : "unchanged");
+#endif
+	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
+	for (i = 0; i < CALLS; i++)
+		call_probed(variant->fn);
+	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_DISABLE, 0));
+
+	len = dr_ring_copy(self->pg, self->buf, self->ring_len);
 	for (off = 0; (h = dr_record(self->buf, len, off)); off += h->size) {
 		const struct dr_sample *s = (const void *)h;
 		const struct dr_deferred *d;
@@ -348,27 +316,13 @@ TEST_F(entry, deferred)
 		d = answer(self->buf, len, off + h->size, cookie);
 		ASSERT_NE(NULL, d) TH_LOG("cookie %#llx: no record after the sample",
 					  (unsigned long long)cookie);
-		check_ips(_metadata, self->probed, d->ips, d->nr);
-	}
-	EXPECT_EQ(CALLS, samples) TH_LOG("one sample per call of the probed function");
-}
-
-/* Without defer_callchain, each sample names every caller itself. */
-TEST_F(entry, in_place)
-{
-	size_t len = dr_ring_copy(self->pg[IN_PLACE], self->buf, self->ring_len), off;
-	const struct perf_event_header *h;
-	int samples = 0;
-
-	for (off = 0; (h = dr_record(self->buf, len, off)); off += h->size) {
-		const struct dr_sample *s = (const void *)h;
-
-		if (h->type != PERF_RECORD_SAMPLE)
-			continue;
-		samples++;
-		ASSERT_LE(1ULL, s->nr);
-		ASSERT_EQ(PERF_CONTEXT_USER, s->ips[0]);
-		check_ips(_metadata, self->probed, s->ips + 1, s->nr - 1);
+		ASSERT_LE(3ULL, d->nr);
+		EXPECT_EQ(self->probed, d->ips[0])
+			TH_LOG("the first ip is not the probed address");
+		EXPECT_EQ(fe_lr, d->ips[1])
+			TH_LOG("ips[1] is not the return address into call_probed()");
+		EXPECT_EQ(caller_lr, d->ips[2])
+			TH_LOG("ips[2] is not the return address into the test");
 	}
 	EXPECT_EQ(CALLS, samples) TH_LOG("one sample per call of the probed function");
 }
