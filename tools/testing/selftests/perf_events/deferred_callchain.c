@@ -69,7 +69,7 @@
 			 PERF_SAMPLE_CALLCHAIN)
 #define DC_PERIOD_NS	100000		/* cpu-clock sample period: 10 kHz */
 #define DC_RUN_NS	300000000ULL	/* how long each workload runs */
-#define DC_TASK_PAGES	64		/* data pages of a task ring buffer */
+#define DC_REC_BYTES	256		/* a sample and its share of a record */
 #define DC_CPU_PAGES	64		/* data pages of a per-CPU ring buffer */
 #define DC_LOG_SIZE	(32UL * 1024 * 1024) /* copy of all records read */
 #define DC_MAX_RINGS	256
@@ -576,10 +576,22 @@ static void dc_session_close(struct dc_session *s)
 	s->log = NULL;
 }
 
+/*
+ * A task ring holds all that a run writes, twice over, without being
+ * drained: a debug kernel can spend a long time in one call of the
+ * workload, between two drains.
+ */
+static unsigned int dc_task_pages(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	return dr_ring_len(2 * DC_RUN_NS / DC_PERIOD_NS, DC_REC_BYTES, page) / page - 1;
+}
+
 static int dc_session_open(struct dc_session *s, const struct dc_config *c,
 			   bool per_cpu)
 {
-	unsigned int pages = per_cpu ? DC_CPU_PAGES : DC_TASK_PAGES;
+	unsigned int pages = per_cpu ? DC_CPU_PAGES : dc_task_pages();
 	cpu_set_t cpus;
 	int cpu, err;
 
