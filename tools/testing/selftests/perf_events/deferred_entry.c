@@ -210,16 +210,7 @@ FIXTURE_VARIANT_ADD(entry, frame_linked) { .fn = fe_plain, .off = 4 };
 
 FIXTURE_SETUP(entry)
 {
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_TRACEPOINT,
-		.size = sizeof(attr),
-		.sample_period = 1,
-		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN,
-		.exclude_callchain_kernel = 1,
-		.disabled = 1,
-		.defer_callchain = 1,
-		.defer_output = 1,
-	};
+	struct perf_event_attr attr;
 	size_t rec = sizeof(struct dr_sample) + 4 * sizeof(__u64) +
 		     sizeof(struct dr_deferred) + MAX_IPS * sizeof(__u64);
 	char path[256], cmd[512];
@@ -240,7 +231,7 @@ FIXTURE_SETUP(entry)
 		     strerror(errno));
 	id = tracepoint_id(PROBE);
 	ASSERT_LT(0, id);
-	attr.config = id;
+	attr = dr_tracepoint_attr(id);
 
 	self->fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (self->fd < 0 && (errno == EACCES || errno == EPERM))
@@ -263,21 +254,6 @@ FIXTURE_TEARDOWN(entry)
 		close(self->fd);
 	free(self->buf);
 	write_uprobe_events("-:" PROBE);
-}
-
-/* The deferred record of @cookie after @off, or NULL. */
-static const struct dr_deferred *answer(const char *buf, size_t len, size_t off,
-					__u64 cookie)
-{
-	const struct perf_event_header *h;
-
-	for (; (h = dr_record(buf, len, off)); off += h->size) {
-		const struct dr_deferred *d = (const void *)h;
-
-		if (h->type == PERF_RECORD_CALLCHAIN_DEFERRED && d->cookie == cookie)
-			return d;
-	}
-	return NULL;
 }
 
 /*
@@ -313,7 +289,7 @@ TEST_F(entry, callers)
 		samples++;
 		cookie = dr_sample_cookie(s);
 		ASSERT_NE(0ULL, cookie) TH_LOG("a sample without a deferred callchain");
-		d = answer(self->buf, len, off + h->size, cookie);
+		d = dr_answer(self->buf, len, off + h->size, cookie);
 		ASSERT_NE(NULL, d) TH_LOG("cookie %#llx: no record after the sample",
 					  (unsigned long long)cookie);
 		ASSERT_LE(3ULL, d->nr);

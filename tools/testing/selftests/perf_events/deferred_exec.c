@@ -82,20 +82,11 @@ static int own_frames(const struct dr_deferred *d)
 TEST(execve_keeps_the_old_stack)
 {
 	static const char * const args[] = { "deferred_exec", CHILD_ARG };
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_TRACEPOINT,
-		.size = sizeof(attr),
-		.sample_period = 1,
-		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN,
-		.exclude_callchain_kernel = 1,
-		.sample_id_all = 1,
-		.disabled = 1,
-		.defer_callchain = 1,
-		.defer_output = 1,
-	};
+	struct perf_event_attr attr;
 	long page = sysconf(_SC_PAGESIZE);
 	size_t ring_len = (RING_PAGES + 1) * page, len, off, str;
 	int id, memfd, fd, go[2], status, samples = 0;
+	const struct perf_event_header *h;
 	struct perf_event_mmap_page *pg;
 	char filter[128], *argv_page, *buf;
 	uintptr_t ptrs[3];
@@ -104,7 +95,8 @@ TEST(execve_keeps_the_old_stack)
 	id = tracepoint_id("exceptions/page_fault_kernel");
 	if (id < 0)
 		SKIP(return, "no exceptions:page_fault_kernel event in tracefs");
-	attr.config = id;
+	attr = dr_tracepoint_attr(id);
+	attr.sample_id_all = 1;
 	ASSERT_EQ(0, find_text());
 
 	/* argv: the pointers, then the strings, none written through the map */
@@ -163,26 +155,17 @@ TEST(execve_keeps_the_old_stack)
 	len = dr_ring_copy(pg, buf, RING_PAGES * page);
 
 	/* Each sample's cookie is answered by a later record: the old stack. */
-	for (off = 0; off < len; off += ((struct perf_event_header *)(buf + off))->size) {
-		const struct dr_sample *s = (void *)(buf + off);
-		const struct dr_deferred *d = NULL;
-		size_t o;
+	for (off = 0; (h = dr_record(buf, len, off)); off += h->size) {
+		const struct dr_sample *s = (const void *)h;
+		const struct dr_deferred *d;
 		__u64 cookie;
 
-		ASSERT_LT(0, s->header.size);
-		if (s->header.type != PERF_RECORD_SAMPLE)
+		if (h->type != PERF_RECORD_SAMPLE)
 			continue;
 		cookie = dr_sample_cookie(s);
 		ASSERT_NE(0ULL, cookie) TH_LOG("a sample without a deferred callchain");
 		samples++;
-		for (o = off + s->header.size; o < len && !d;
-		     o += ((struct perf_event_header *)(buf + o))->size) {
-			const struct dr_deferred *r = (void *)(buf + o);
-
-			if (r->header.type == PERF_RECORD_CALLCHAIN_DEFERRED &&
-			    r->cookie == cookie)
-				d = r;
-		}
+		d = dr_answer(buf, len, off + h->size, cookie);
 		ASSERT_NE(NULL, d) TH_LOG("cookie %#llx: no record after the sample",
 					  (unsigned long long)cookie);
 		TH_LOG("cookie %#llx: %llu user ips, %d of them in this program",
@@ -193,6 +176,7 @@ TEST(execve_keeps_the_old_stack)
 			       (unsigned long long)d->nr,
 			       (unsigned long long)(d->nr ? d->ips[0] : 0));
 	}
+	ASSERT_EQ(len, off) TH_LOG("a record with a bad size at offset %zu", off);
 	ASSERT_LE(1, samples) TH_LOG("no page_fault_kernel sample in execve() reading argv");
 
 	free(buf);

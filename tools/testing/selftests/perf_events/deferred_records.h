@@ -63,6 +63,42 @@ static inline const struct perf_event_header *dr_record(const char *buf,
 	return h;
 }
 
+/*
+ * Sampling a tracepoint (attr.config, the caller's) with its user callchain
+ * deferred: the kernel part left out, the event disabled until enabled.
+ */
+static inline struct perf_event_attr dr_tracepoint_attr(int id)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(attr),
+		.config = id,
+		.sample_period = 1,
+		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN,
+		.exclude_callchain_kernel = 1,
+		.disabled = 1,
+		.defer_callchain = 1,
+		.defer_output = 1,
+	};
+
+	return attr;
+}
+
+/* The deferred record of @cookie at or after @off of a copy, or NULL. */
+static inline const struct dr_deferred *dr_answer(const char *buf, size_t len,
+						  size_t off, __u64 cookie)
+{
+	const struct perf_event_header *h;
+
+	for (; (h = dr_record(buf, len, off)); off += h->size) {
+		const struct dr_deferred *d = (const void *)h;
+
+		if (h->type == PERF_RECORD_CALLCHAIN_DEFERRED && d->cookie == cookie)
+			return d;
+	}
+	return NULL;
+}
+
 /* The cookie at the end of a sample's callchain, or 0 if there is none. */
 static inline __u64 dr_sample_cookie(const struct dr_sample *s)
 {
