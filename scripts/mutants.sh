@@ -28,6 +28,7 @@ ALL=(
 	"without-xol-ip|arm64|revert:unwind_user: Start at the probed address while a uprobe is stepped out of line|$DE *;perf:page_fault_events: perf probe -x*"
 	"without-xol-ip|x86_64|revert:unwind_user: Start at the probed address while a uprobe is stepped out of line|$DE *"
 	"without-entry-frame|arm64|mutate:no-entry-frame arm64 follows x29 only, also in a prologue|$DE entry.frame_push.*;$DE entry.frame_link.*;$DE entry.paciasp.*;$DE entry.signed_lr.*;$DE entry.bti_c.*;$DE entry.frame_store.*;$DE entry.frame_add.*"
+	"without-unwind-reset|arm64|mutate:no-unwind-reset TIF_UNWIND_RESET never set, the first cookie never forgotten|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DF hostile.*;$DF in_place.*;perf_events:deferred_output: *;$DE *"
 	"without-unwinder|arm64|revert:arm64: Add the frame pointer user unwinder|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DF hostile.*;$DF in_place.*;perf_events:deferred_exec: *;perf_events:deferred_output: *;$DE *"
 	"without-deferred-leaf-fixup|arm64|revert:perf machine: Fix up arm64 leaf frames of deferred callchains too|perf:page_fault_events: perf record --call-graph fp,defer, stopped*"
 	"without-no-reclaim|arm64|revert:perf/core: Don't reclaim or compact for AUX pages a PMU only prefers large|kunit:perf_aux: prefer-large, * pages, fragmented"

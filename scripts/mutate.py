@@ -14,6 +14,10 @@
                               arm64 never recognizes a function's first
                               instructions: the deferred unwinder follows
                               x29 only
+  mutate.py no-unwind-reset TREE
+                              TIF_UNWIND_RESET is never set: the cookie and
+                              the cached trace of a task's first deferred
+                              unwind are never forgotten
 
 An edit replaces OLD by NEW in the whole file or only within one block (a
 fixture variant, a table of cases). Its scope must occur exactly once and
@@ -132,10 +136,17 @@ def no_entry_frame(root):
                    'static bool prologue_insn(u32 insn)\n{\n\treturn false;\n')])
 
 
+def no_unwind_reset(root):
+    edit(root, 'kernel/unwind/deferred.c',
+         [anywhere('unwind_reset_on_exit(void)\n{\n\tset_thread_flag(TIF_UNWIND_RESET);\n}',
+                   'unwind_reset_on_exit(void)\n{\n}')])
+
+
 if __name__ == '__main__':
     mutants = {'tests': tests, 'no-aux-cap': no_aux_cap,
                'requester-only-records': requester_only_records,
-               'no-entry-frame': no_entry_frame}
+               'no-entry-frame': no_entry_frame,
+               'no-unwind-reset': no_unwind_reset}
     if len(sys.argv) != 3 or sys.argv[1] not in mutants:
         sys.exit(__doc__)
     mutants[sys.argv[1]](sys.argv[2])

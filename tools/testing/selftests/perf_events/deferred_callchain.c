@@ -1155,50 +1155,65 @@ static void dc_check_in_place(const struct dc_deferred *ours, size_t nr_ours,
 		       after ? after->ips[0] : 0);
 }
 
-static void dc_check(struct __test_metadata *_metadata,
-		     const struct dc_expect *e, struct dc_session *s,
-		     struct dc_result *res)
+/* What the samples of our task say about each of its deferred records. */
+struct dc_tally {
+	size_t samples;		/* samples whose cookie the record answers */
+	bool entry;		/* one of them in a kernel entry of the workload */
+	bool other;		/* one in another kernel entry at the same pc */
+};
+
+/* A kernel sample at the workload's pc and the record that answers it. */
+struct dc_cand {
+	size_t rec;
+	__u64 frame;		/* outermost kernel ip of the sample */
+};
+
+struct dc_state {
+	const struct dc_expect *e;
+	struct dc_deferred *ours;	/* deferred records of our task, by cookie */
+	size_t nr_ours;
+	struct dc_tally *tally;		/* one per record in ours */
+	struct dc_cand *cand;
+	size_t nr_cand;
+};
+
+static void dc_state_init(struct __test_metadata *_metadata,
+			  struct dc_state *st, const struct dc_expect *e,
+			  const struct dc_records *recs)
 {
 	__u32 pid = getpid(), tid = syscall(SYS_gettid);
-	struct dc_deferred *ours;
-	const struct dc_sample *smp;
+	size_t i;
+
+	memset(st, 0, sizeof(*st));
+	st->e = e;
+	st->ours = calloc(recs->nr_deferred + 1, sizeof(*st->ours));
+	st->tally = calloc(recs->nr_deferred + 1, sizeof(*st->tally));
+	st->cand = calloc(recs->nr_samples + 1, sizeof(*st->cand));
+	ASSERT_NE(NULL, st->ours);
+	ASSERT_NE(NULL, st->tally);
+	ASSERT_NE(NULL, st->cand);
+	for (i = 0; i < recs->nr_deferred; i++)
+		if (recs->deferred[i].pid == pid && recs->deferred[i].tid == tid)
+			st->ours[st->nr_ours++] = recs->deferred[i];
+	qsort(st->ours, st->nr_ours, sizeof(*st->ours), dc_cmp_cookie);
+}
+
+static void dc_state_free(struct dc_state *st)
+{
+	free(st->cand);
+	free(st->tally);
+	free(st->ours);
+}
+
+/* Each of our records: user ips only, in the pinned ring, the levels' ras. */
+static void dc_check_records(const struct dc_state *st, struct dc_result *res)
+{
+	const struct dc_expect *e = st->e;
 	const struct dc_deferred *d;
-	struct dc_records recs;
-	size_t i, j, n, nr_ours = 0, orphans = 0, nr_cand = 0;
-	size_t *per_cookie, *cand;
-	__u64 *frame, *frames;
-	bool *entry, *other, user_mode;
-	__u64 cookie;
+	size_t i, j;
 
-	memset(res, 0, sizeof(*res));
-	dc_parse(_metadata, s, &recs);
-	ASSERT_EQ(0, recs.lost) TH_LOG("records lost, results meaningless");
-
-	/* Our deferred records, sorted by cookie. */
-	ours = calloc(recs.nr_deferred + 1, sizeof(*ours));
-	ASSERT_NE(NULL, ours);
-	for (i = 0; i < recs.nr_deferred; i++) {
-		d = &recs.deferred[i];
-		if (d->pid == pid && d->tid == tid)
-			ours[nr_ours++] = *d;
-	}
-	qsort(ours, nr_ours, sizeof(*ours), dc_cmp_cookie);
-	per_cookie = calloc(nr_ours + 1, sizeof(*per_cookie));
-	entry = calloc(nr_ours + 1, sizeof(*entry));
-	other = calloc(nr_ours + 1, sizeof(*other));
-	cand = calloc(recs.nr_samples + 1, sizeof(*cand));
-	frame = calloc(recs.nr_samples + 1, sizeof(*frame));
-	frames = calloc(recs.nr_samples + 1, sizeof(*frames));
-	ASSERT_NE(NULL, per_cookie);
-	ASSERT_NE(NULL, entry);
-	ASSERT_NE(NULL, other);
-	ASSERT_NE(NULL, cand);
-	ASSERT_NE(NULL, frame);
-	ASSERT_NE(NULL, frames);
-	res->deferred = nr_ours;
-
-	for (i = 0; i < nr_ours; i++) {
-		d = &ours[i];
+	for (i = 0; i < st->nr_ours; i++) {
+		d = &st->ours[i];
 		if (d->misc != PERF_RECORD_MISC_USER)
 			dc_bad(res, "deferred record misc %#x", d->misc);
 		if (!d->nr)
@@ -1213,9 +1228,68 @@ static void dc_check(struct __test_metadata *_metadata,
 			       d->ring, e->pinned_ring);
 		dc_check_user(e->w, d->ips, d->nr, res);
 	}
+}
 
-	for (i = 0; i < recs.nr_samples; i++) {
-		smp = &recs.samples[i];
+/*
+ * A sample that ends in PERF_CONTEXT_USER_DEFERRED and its cookie: the
+ * record with that cookie follows the sample. A consumer (perf) waits for
+ * it after the sample, and would wait in vain for one written before.
+ */
+static void dc_check_answer(struct dc_state *st, const struct dc_session *s,
+			    const struct dc_sample *smp, struct dc_result *res)
+{
+	bool user_mode = (smp->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+			 PERF_RECORD_MISC_USER;
+	__u64 cookie = smp->chain[smp->nr - 1];
+	const struct dc_deferred *d;
+	size_t j, n;
+
+	j = dc_find_cookie(st->ours, st->nr_ours, cookie, &n);
+	if (!n) {
+		if (st->e->self_output && smp->time >= s->t_stop)
+			res->excused++;
+		else
+			dc_bad(res, "sample at %#llx: no record for cookie %#llx",
+			       smp->ip, cookie);
+		return;
+	}
+	st->tally[j].samples++;
+	d = &st->ours[j];	/* more than one is an error of its own */
+	if (d->time < smp->time) {
+		res->answered_before++;
+		dc_bad(res, "sample at %#llx: the record for cookie %#llx precedes it",
+		       smp->ip, cookie);
+		return;
+	}
+	if (d->ring != smp->ring)
+		res->other_ring++;
+	/* Taken in user mode: the walk starts at its ip */
+	if (user_mode && d->ips[0] != smp->ip)
+		dc_bad(res, "user sample at %#llx: deferred ips[0] %#llx",
+		       smp->ip, d->ips[0]);
+	/*
+	 * Taken in a kernel entry at the pc of the workload's syscall or
+	 * fault; which kind of entry is told by the outermost kernel ip, just
+	 * before the PERF_CONTEXT_USER_DEFERRED that dc_check_sample() found
+	 * at the end (dc_tell_entries()).
+	 */
+	if (!user_mode && d->ips[0] == st->e->w->pc && smp->nr >= 3) {
+		st->cand[st->nr_cand].rec = j;
+		st->cand[st->nr_cand].frame = smp->chain[smp->nr - 3];
+		st->nr_cand++;
+	}
+}
+
+static void dc_check_samples(struct dc_state *st, const struct dc_session *s,
+			     const struct dc_records *recs, struct dc_result *res)
+{
+	__u32 pid = getpid(), tid = syscall(SYS_gettid);
+	const struct dc_expect *e = st->e;
+	const struct dc_sample *smp;
+	size_t i;
+
+	for (i = 0; i < recs->nr_samples; i++) {
+		smp = &recs->samples[i];
 		if (smp->pid != pid || smp->tid != tid) {
 			if (e->per_cpu && dc_is_kthread(smp->pid) == 1)
 				dc_check_kthread(smp, res);
@@ -1228,101 +1302,75 @@ static void dc_check(struct __test_metadata *_metadata,
 		if (!e->defer)
 			continue;
 		if (smp->nr < 2 ||
-		    smp->chain[smp->nr - 2] != PERF_CONTEXT_USER_DEFERRED) {
-			dc_check_in_place(ours, nr_ours, smp, res);
-			continue;
-		}
-
-		/*
-		 * The record with the sample's cookie follows the sample: a
-		 * consumer (perf) waits for it after the sample, and would
-		 * wait in vain for one written before.
-		 */
-		cookie = smp->chain[smp->nr - 1];
-		user_mode = (smp->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
-			    PERF_RECORD_MISC_USER;
-		j = dc_find_cookie(ours, nr_ours, cookie, &n);
-		if (!n) {
-			if (e->self_output && smp->time >= s->t_stop)
-				res->excused++;
-			else
-				dc_bad(res, "sample at %#llx: no record for cookie %#llx",
-				       smp->ip, cookie);
-			continue;
-		}
-		per_cookie[j]++;
-		d = &ours[j];	/* more than one is an error of its own, below */
-		if (d->time < smp->time) {
-			res->answered_before++;
-			dc_bad(res, "sample at %#llx: the record for cookie %#llx precedes it",
-			       smp->ip, cookie);
-			continue;
-		}
-		if (d->ring != smp->ring)
-			res->other_ring++;
-		/* Taken in user mode: the walk starts at its ip */
-		if (user_mode && d->ips[0] != smp->ip)
-			dc_bad(res, "user sample at %#llx: deferred ips[0] %#llx",
-			       smp->ip, d->ips[0]);
-		/*
-		 * Taken in a kernel entry at the pc of the workload's syscall
-		 * or fault; which kind of entry is told below by the outermost
-		 * kernel ip, just before the PERF_CONTEXT_USER_DEFERRED that
-		 * dc_check_sample() found at the end.
-		 */
-		if (!user_mode && d->ips[0] == e->w->pc && smp->nr >= 3) {
-			cand[nr_cand] = j;
-			frame[nr_cand] = smp->chain[smp->nr - 3];
-			frames[nr_cand] = frame[nr_cand];
-			nr_cand++;
-		}
-	}
-
-	/*
-	 * A syscall or fault of the workload is not the only kernel entry
-	 * whose user stack starts at w->pc: an interrupt pending when the
-	 * syscall returns (the cpu-clock hrtimer, an IPI) is taken right
-	 * after sysret/eret, before the instruction at w->pc, and is a kernel
-	 * entry of its own with a cookie of its own.  If a sample lands in
-	 * the kernel during it (in its exit work, e.g. the task work writing
-	 * the deferred record of its own user mode sample, or schedule()),
-	 * that sample has a cookie whose record starts at w->pc too.
-	 *
-	 * The kernel callchains of the samples tell the entries apart: all
-	 * samples in the workload's syscalls or faults end in the same call
-	 * of the entry code (entry_SYSCALL_64, el0_svc, asm_exc_page_fault,
-	 * ...), interrupts in another one.  The workload's entries are many
-	 * samples long, the others a few, so the most frequent outermost
-	 * kernel ip is the one of the workload's entries.  A cookie that
-	 * changes within one syscall still shows up as more entries than
-	 * calls: all of them end in that ip.
-	 */
-	res->entry_frame = dc_most_frequent(frames, nr_cand);
-	for (i = 0; i < nr_cand; i++) {
-		if (frame[i] == res->entry_frame)
-			entry[cand[i]] = true;
+		    smp->chain[smp->nr - 2] != PERF_CONTEXT_USER_DEFERRED)
+			dc_check_in_place(st->ours, st->nr_ours, smp, res);
 		else
-			other[cand[i]] = true;
+			dc_check_answer(st, s, smp, res);
 	}
+}
 
-	/* Every record answers a sample; samples per cookie. */
-	for (i = 0; i < nr_ours; i = j) {
-		for (j = i + 1; j < nr_ours && ours[j].cookie == ours[i].cookie; j++)
+/*
+ * A syscall or fault of the workload is not the only kernel entry whose
+ * user stack starts at w->pc: an interrupt pending when the syscall
+ * returns (the cpu-clock hrtimer, an IPI) is taken right after
+ * sysret/eret, before the instruction at w->pc, and is a kernel entry of
+ * its own with a cookie of its own. If a sample lands in the kernel during
+ * it (in its exit work, e.g. the task work writing the deferred record of
+ * its own user mode sample, or schedule()), that sample has a cookie whose
+ * record starts at w->pc too.
+ *
+ * The kernel callchains of the samples tell the entries apart: all samples
+ * in the workload's syscalls or faults end in the same call of the entry
+ * code (entry_SYSCALL_64, el0_svc, asm_exc_page_fault, ...), interrupts in
+ * another one. The workload's entries are many samples long, the others a
+ * few, so the most frequent outermost kernel ip is the one of the
+ * workload's entries. A cookie that changes within one syscall still shows
+ * up as more entries than calls: all of them end in that ip.
+ */
+static void dc_tell_entries(struct __test_metadata *_metadata,
+			    struct dc_state *st, struct dc_result *res)
+{
+	__u64 *frames = calloc(st->nr_cand + 1, sizeof(*frames));
+	size_t i;
+
+	ASSERT_NE(NULL, frames);
+	for (i = 0; i < st->nr_cand; i++)
+		frames[i] = st->cand[i].frame;
+	res->entry_frame = dc_most_frequent(frames, st->nr_cand);
+	free(frames);
+	for (i = 0; i < st->nr_cand; i++) {
+		if (st->cand[i].frame == res->entry_frame)
+			st->tally[st->cand[i].rec].entry = true;
+		else
+			st->tally[st->cand[i].rec].other = true;
+	}
+}
+
+/* One record per cookie, each answering a sample; samples per entry. */
+static void dc_count_cookies(const struct dc_state *st, struct dc_result *res)
+{
+	const struct dc_tally *t;
+	size_t i, j, orphans = 0;
+
+	for (i = 0; i < st->nr_ours; i = j) {
+		for (j = i + 1; j < st->nr_ours &&
+		     st->ours[j].cookie == st->ours[i].cookie; j++)
 			;
+		t = &st->tally[i];
 		res->cookies++;
-		if (!per_cookie[i])
+		if (!t->samples)
 			orphans++;
 		/* One record per cookie: the callback runs once an entry. */
 		if (j - i > 1)
 			dc_bad(res, "cookie %#llx: %zu deferred records",
-			       ours[i].cookie, j - i);
-		if (!entry[i]) {
-			res->other_entries += other[i];
+			       st->ours[i].cookie, j - i);
+		if (!t->entry) {
+			res->other_entries += t->other;
 			continue;
 		}
 		res->entries++;
-		if (per_cookie[i] > res->max_per_cookie)
-			res->max_per_cookie = per_cookie[i];
+		if (t->samples > res->max_per_cookie)
+			res->max_per_cookie = t->samples;
 	}
 	/*
 	 * This assumes that no other session asks for deferred callchains of
@@ -1336,15 +1384,19 @@ static void dc_check(struct __test_metadata *_metadata,
 	 * per-CPU side-band event still receives the records of any other
 	 * task that completes one on that CPU, so only ours are an error.
 	 */
-	if (!e->defer && nr_ours)
+	if (!st->e->defer && st->nr_ours)
 		dc_bad(res, "%zu deferred records of this task without defer_callchain",
-		       nr_ours);
-	if (!e->defer && recs.nr_deferred > nr_ours)
-		TH_LOG("%zu deferred records of other tasks in per-CPU buffers",
-		       recs.nr_deferred - nr_ours);
+		       st->nr_ours);
+}
 
+static void dc_log(struct __test_metadata *_metadata,
+		   const struct dc_records *recs, const struct dc_result *res)
+{
+	if (recs->nr_deferred > res->deferred)
+		TH_LOG("%zu deferred records of other tasks",
+		       recs->nr_deferred - res->deferred);
 	TH_LOG("samples %zu (user mode %zu, throttles %zu, late %zu), deferred %zu, cookies %zu",
-	       res->samples, res->user_samples, recs.throttled, res->excused,
+	       res->samples, res->user_samples, recs->throttled, res->excused,
 	       res->deferred, res->cookies);
 	TH_LOG("workload stacks %zu (at pc %zu, entries %zu), kthread samples %zu, other ring %zu",
 	       res->workload, res->at_pc, res->entries, res->kthread_samples,
@@ -1353,15 +1405,30 @@ static void dc_check(struct __test_metadata *_metadata,
 	       res->entry_frame, res->other_entries);
 	TH_LOG("samples after their entry's record: in place %zu, with a cookie %zu",
 	       res->in_place, res->answered_before);
+}
+
+/* Parse what the session's rings hold and check it against @e. */
+static void dc_check(struct __test_metadata *_metadata,
+		     const struct dc_expect *e, struct dc_session *s,
+		     struct dc_result *res)
+{
+	struct dc_records recs;
+	struct dc_state st;
+
+	memset(res, 0, sizeof(*res));
+	dc_parse(_metadata, s, &recs);
+	ASSERT_EQ(0, recs.lost) TH_LOG("records lost, results meaningless");
+
+	dc_state_init(_metadata, &st, e, &recs);
+	res->deferred = st.nr_ours;
+	dc_check_records(&st, res);
+	dc_check_samples(&st, s, &recs, res);
+	dc_tell_entries(_metadata, &st, res);
+	dc_count_cookies(&st, res);
+	dc_log(_metadata, &recs, res);
 	EXPECT_EQ(0, res->bad) TH_LOG("%zu problems, first: %s", res->bad,
 				      res->why);
-	free(frames);
-	free(frame);
-	free(cand);
-	free(other);
-	free(entry);
-	free(per_cookie);
-	free(ours);
+	dc_state_free(&st);
 	dc_records_free(&recs);
 }
 
@@ -1876,6 +1943,63 @@ static __u64 dc_user_part(const struct dc_sample *smp, const __u64 **ips)
 	return 0;
 }
 
+/* How the user stacks of the pairs of samples compare. */
+struct dc_pairs {
+	size_t pairs, workload, equal, shorter, longer;
+};
+
+/*
+ * One fault, sampled by both events: the user stack walked in place by
+ * @without and the deferred record that answers @with.
+ */
+static void dc_compare_pair(struct __test_metadata *_metadata,
+			    const struct dc_state *st,
+			    const struct dc_sample *with,
+			    const struct dc_sample *without,
+			    struct dc_pairs *p, struct dc_result *res)
+{
+	__u64 cookie = with->chain[with->nr - 1];
+	const struct dc_deferred *d;
+	const __u64 *ips = NULL;
+	__u64 nr, k;
+	size_t j, n;
+
+	p->pairs++;
+	nr = dc_user_part(without, &ips);
+	if (!nr) {
+		dc_bad(res, "sample at %#llx without a user callchain",
+		       without->ip);
+		return;
+	}
+	p->workload += ips[0] == st->e->w->pc;
+	j = dc_find_cookie(st->ours, st->nr_ours, cookie, &n);
+	if (n != 1) {
+		dc_bad(res, "cookie %#llx: %zu deferred records", cookie, n);
+		return;
+	}
+	d = &st->ours[j];
+	for (k = 0; k < nr && k < d->nr && ips[k] == d->ips[k]; k++)
+		;
+	if (k == nr && k == d->nr) {
+		p->equal++;
+		return;
+	}
+	if (k == nr) {
+		p->shorter++;
+		return;
+	}
+	if (DC_IN_PLACE_RUNS_ON && k == d->nr && k >= 4) {
+		p->longer++;
+		return;
+	}
+	if (!res->bad)
+		for (k = 0; k < nr || k < d->nr; k++)
+			TH_LOG("[%llu] in place %#llx, deferred %#llx", k,
+			       k < nr ? ips[k] : 0, k < d->nr ? d->ips[k] : 0);
+	dc_bad(res, "fault at %#llx: %llu ips in place, %llu deferred",
+	       ips[0], nr, d->nr);
+}
+
 TEST_F(in_place, matches_deferred)
 {
 	struct dc_work w = {
@@ -1884,16 +2008,14 @@ TEST_F(in_place, matches_deferred)
 		.pages = self->area,
 		.step = sysconf(_SC_PAGESIZE),
 	};
+	const struct dc_expect e = { .w = &w, .defer = true, .pinned_ring = -1 };
 	__u32 pid = getpid(), tid = syscall(SYS_gettid);
-	const struct dc_sample *smp, *prev = NULL, *with, *without;
-	size_t i, j, n, nr_ours = 0, pairs = 0, workload = 0;
-	size_t equal = 0, shorter = 0, longer = 0;
+	const struct dc_sample *smp, *prev = NULL;
 	struct dc_result res = { 0 };
-	const struct dc_deferred *d;
-	struct dc_deferred *ours;
+	struct dc_pairs p = { 0 };
 	struct dc_records recs;
-	const __u64 *ips = NULL;
-	__u64 nr, k;
+	struct dc_state st;
+	size_t i;
 
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	dc_run(_metadata, &self->s, &w, 4, false);
@@ -1903,13 +2025,7 @@ TEST_F(in_place, matches_deferred)
 
 	dc_parse(_metadata, &self->s, &recs);
 	ASSERT_EQ(0, recs.lost) TH_LOG("records lost, results meaningless");
-	ours = calloc(recs.nr_deferred + 1, sizeof(*ours));
-	ASSERT_NE(NULL, ours);
-	for (i = 0; i < recs.nr_deferred; i++)
-		if (recs.deferred[i].pid == pid && recs.deferred[i].tid == tid)
-			ours[nr_ours++] = recs.deferred[i];
-	qsort(ours, nr_ours, sizeof(*ours), dc_cmp_cookie);
-
+	dc_state_init(_metadata, &st, &e, &recs);
 	for (i = 0; i < recs.nr_samples; i++) {
 		smp = &recs.samples[i];
 		if (smp->pid != pid || smp->tid != tid)
@@ -1919,54 +2035,20 @@ TEST_F(in_place, matches_deferred)
 			prev = smp;
 			continue;
 		}
-		with = dc_is_deferred(smp) ? smp : prev;
-		without = with == smp ? prev : smp;
+		if (dc_is_deferred(smp))
+			dc_compare_pair(_metadata, &st, smp, prev, &p, &res);
+		else
+			dc_compare_pair(_metadata, &st, prev, smp, &p, &res);
 		prev = NULL;
-		pairs++;
-
-		nr = dc_user_part(without, &ips);
-		if (!nr) {
-			dc_bad(&res, "sample at %#llx without a user callchain",
-			       without->ip);
-			continue;
-		}
-		workload += ips[0] == w.pc;
-		j = dc_find_cookie(ours, nr_ours, with->chain[with->nr - 1], &n);
-		if (n != 1) {
-			dc_bad(&res, "cookie %#llx: %zu deferred records",
-			       with->chain[with->nr - 1], n);
-			continue;
-		}
-		d = &ours[j];
-		for (k = 0; k < nr && k < d->nr && ips[k] == d->ips[k]; k++)
-			;
-		if (k == nr && k == d->nr) {
-			equal++;
-			continue;
-		}
-		if (k == nr) {
-			shorter++;
-			continue;
-		}
-		if (DC_IN_PLACE_RUNS_ON && k == d->nr && k >= 4) {
-			longer++;
-			continue;
-		}
-		if (!res.bad)
-			for (k = 0; k < nr || k < d->nr; k++)
-				TH_LOG("[%llu] in place %#llx, deferred %#llx", k,
-				       k < nr ? ips[k] : 0, k < d->nr ? d->ips[k] : 0);
-		dc_bad(&res, "fault at %#llx: %llu ips in place, %llu deferred",
-		       ips[0], nr, d->nr);
 	}
 	TH_LOG("pairs %zu (workload %zu): equal %zu, shorter in place %zu, longer %zu",
-	       pairs, workload, equal, shorter, longer);
-	EXPECT_LT(0, workload) TH_LOG("no pair from a fault of the workload");
-	EXPECT_LT(pairs / 2, DC_IN_PLACE_RUNS_ON ? equal + longer : equal)
+	       p.pairs, p.workload, p.equal, p.shorter, p.longer);
+	EXPECT_LT(0, p.workload) TH_LOG("no pair from a fault of the workload");
+	EXPECT_LT(p.pairs / 2, DC_IN_PLACE_RUNS_ON ? p.equal + p.longer : p.equal)
 		TH_LOG("of %zu pairs, %zu equal, %zu longer in place",
-		       pairs, equal, longer);
+		       p.pairs, p.equal, p.longer);
 	EXPECT_EQ(0, res.bad) TH_LOG("%zu problems, first: %s", res.bad, res.why);
-	free(ours);
+	dc_state_free(&st);
 	dc_records_free(&recs);
 }
 
