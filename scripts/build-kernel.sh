@@ -12,7 +12,9 @@ mkdir -p "$OUT"
 kbuild_env
 
 frags=("$TOP/configs/common.config" "$TOP/configs/$ARCH.config")
-[ -n "${CONFIG_EXTRA:-}" ] && frags+=("$TOP/configs/$CONFIG_EXTRA.config")
+for extra in ${CONFIG_EXTRA:-}; do
+	frags+=("$TOP/configs/$extra.config")
+done
 want=$(cat "${frags[@]}" | sha256sum | cut -d' ' -f1)
 # Options of the fragments missing from $OUT/.config. Kbuild drops an option
 # whose Kconfig entry went away (a tree checked out at an older commit, a

@@ -19,7 +19,7 @@ GUEST_RUNS=${GUEST_RUNS:-}
 # The boots take about 15 s (check), 1 min (debug) and 3.5 min (stress)
 # here; the limits leave 5x or more for a slower host yet let a hung guest
 # be reported, with its log, well inside CI's 90 minutes.
-declare -A TIMEOUTS=([check]=900 [stress]=1200 [debug]=1200)
+declare -A TIMEOUTS=([check]=900 [stress]=1200 [debug]=1200 [64k]=1500)
 results=()
 rc=0
 # A step that left no results to parse counts as one failed test.
@@ -96,16 +96,17 @@ for ARCH in $ARCHES; do
 		check) variant=series mode=check label=$ARCH log=check ;;
 		stress) variant=series mode=stress label="$ARCH stress" log=stress ;;
 		debug) variant=debug mode=check label="$ARCH debug" log=check-debug ;;
-		*) die "unknown run '$run' in GUEST_RUNS; supported: check stress debug" ;;
+		64k) variant=64k mode=check label="$ARCH 64k" log=check-64k ;;
+		*) die "unknown run '$run' in GUEST_RUNS; supported: check stress debug 64k" ;;
 		esac
 		if [ "$run" = check ]; then gate "$ARCH guest"; else gate "$label"; fi
 		json=$BUILD/logs/$ARCH/results-$run.json
 		log=$BUILD/logs/$ARCH/$log.log
 		rm -f "$json" "$log"	# never read an earlier run's log as this one's
 		step=$built
-		if [ -z "$step" ] && [ "$variant" = debug ] &&
-			! VARIANT=debug "$TOP/scripts/build-kernel.sh"; then
-			step=build-kernel-debug
+		if [ -z "$step" ] && [ "$variant" != series ] &&
+			! VARIANT=$variant "$TOP/scripts/build-kernel.sh"; then
+			step=build-kernel-$variant
 		fi
 		if [ -z "$step" ] && ! VARIANT=$variant TIMEOUT=${TIMEOUTS[$run]} \
 			"$TOP/scripts/run-guest.sh" "$mode"; then

@@ -47,7 +47,16 @@ check_arch() {
 		CONFIG_EXTRA=debug
 		export CONFIG_EXTRA
 		;;
-	*) die "unknown VARIANT='$VARIANT'; supported: series base debug" ;;
+	# VARIANT=64k: the debug kernel with 64 KiB pages, where the arch
+	# has them (configs/ARCH-64k.config).
+	64k)
+		[ -f "$TOP/configs/$ARCH-64k.config" ] ||
+			die "VARIANT=64k: $ARCH has no 64 KiB-page configuration (configs/$ARCH-64k.config)"
+		OUT=$BUILD/out/$ARCH-64k
+		CONFIG_EXTRA="debug $ARCH-64k"
+		export CONFIG_EXTRA
+		;;
+	*) die "unknown VARIANT='$VARIANT'; supported: series base debug 64k" ;;
 	esac
 	export ARCH SRC CROSS_COMPILE KARCH DEBARCH IMAGE QEMU OUT
 }

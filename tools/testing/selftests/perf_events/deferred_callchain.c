@@ -70,9 +70,8 @@
 #define DC_PERIOD_NS	100000		/* cpu-clock sample period: 10 kHz */
 #define DC_RUN_NS	300000000ULL	/* how long each workload runs */
 #define DC_REC_BYTES	256		/* a sample and its share of a record */
-#define DC_CPU_PAGES	64		/* data pages of a per-CPU ring buffer */
 #define DC_LOG_SIZE	(32UL * 1024 * 1024) /* copy of all records read */
-#define DC_MAX_RINGS	256
+#define DC_MAX_RINGS	4		/* CPUs a per-CPU session watches */
 #define DC_SYSCALLS	100		/* syscalls per call of the workload */
 #define DC_FAULT_PAGES	32		/* pages touched per call */
 #define DC_FAULT_AREA	2048		/* pages of fresh memory to fault in */
@@ -588,12 +587,67 @@ static unsigned int dc_task_pages(void)
 	return dr_ring_len(2 * DC_RUN_NS / DC_PERIOD_NS, DC_REC_BYTES, page) / page - 1;
 }
 
+/* Keep this task on the @nr CPUs in @cpus */
+static int dc_set_cpus(const int *cpus, int nr)
+{
+	long nconf = sysconf(_SC_NPROCESSORS_CONF);
+	size_t size;
+	cpu_set_t *set;
+	int i, err = 0;
+
+	if (nconf < 1)
+		nconf = CPU_SETSIZE;
+	set = CPU_ALLOC(nconf);
+	if (!set)
+		return -ENOMEM;
+	size = CPU_ALLOC_SIZE(nconf);
+	CPU_ZERO_S(size, set);
+	for (i = 0; i < nr; i++)
+		CPU_SET_S(cpus[i], size, set);
+	if (sched_setaffinity(0, size, set))
+		err = -errno;
+	CPU_FREE(set);
+	return err;
+}
+
+/*
+ * The first DC_MAX_RINGS CPUs this task may run on, as many as there are,
+ * in @cpus; and the task kept on them. A per-CPU session watches those,
+ * so its rings and their memory do not grow with the machine.
+ */
+static int dc_pick_cpus(int *cpus)
+{
+	long nconf = sysconf(_SC_NPROCESSORS_CONF);
+	int cpu, nr = 0, err = 0;
+	cpu_set_t *set;
+	size_t size;
+
+	if (nconf < 1)
+		nconf = CPU_SETSIZE;
+	set = CPU_ALLOC(nconf);
+	if (!set)
+		return -ENOMEM;
+	size = CPU_ALLOC_SIZE(nconf);
+	if (sched_getaffinity(0, size, set))
+		err = -errno;
+	for (cpu = 0; !err && cpu < nconf && nr < DC_MAX_RINGS; cpu++)
+		if (CPU_ISSET_S(cpu, size, set))
+			cpus[nr++] = cpu;
+	CPU_FREE(set);
+	if (err)
+		return err;
+	if (!nr)
+		return -ENOENT;
+	err = dc_set_cpus(cpus, nr);
+	return err ? err : nr;
+}
+
 static int dc_session_open(struct dc_session *s, const struct dc_config *c,
 			   bool per_cpu)
 {
-	unsigned int pages = per_cpu ? DC_CPU_PAGES : dc_task_pages();
-	cpu_set_t cpus;
-	int cpu, err;
+	unsigned int pages = dc_task_pages();
+	int cpus[DC_MAX_RINGS];
+	int i, nr, err;
 
 	s->log = mmap(NULL, DC_LOG_SIZE, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -605,14 +659,11 @@ static int dc_session_open(struct dc_session *s, const struct dc_config *c,
 		return dc_ring_open(s, c, -1, pages);
 
 	/* The workload can only run, and be sampled, on these CPUs. */
-	if (sched_getaffinity(0, sizeof(cpus), &cpus))
-		return -errno;
-	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &cpus))
-			continue;
-		if (s->nr_rings == DC_MAX_RINGS)
-			return -E2BIG;
-		err = dc_ring_open(s, c, cpu, pages);
+	nr = dc_pick_cpus(cpus);
+	if (nr < 0)
+		return nr;
+	for (i = 0; i < nr; i++) {
+		err = dc_ring_open(s, c, cpus[i], pages);
 		if (err)
 			return err;
 	}
@@ -1561,8 +1612,7 @@ FIXTURE_SETUP(deferred)
 		.self_output = variant->self_output,
 	};
 	long page_size = sysconf(_SC_PAGESIZE);
-	cpu_set_t cpus;
-	int id, err, cpu, i;
+	int id, err, i;
 
 	dc_session_init(&self->s);
 	self->zero_fd = -1;
@@ -1585,10 +1635,7 @@ FIXTURE_SETUP(deferred)
 	ASSERT_EQ(0, err) TH_LOG("opening the events: %s", strerror(-err));
 
 	if (variant->pinned) {
-		cpu = self->s.ring[0].cpu;
-		CPU_ZERO(&cpus);
-		CPU_SET(cpu, &cpus);
-		ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+		ASSERT_EQ(0, dc_set_cpus(&self->s.ring[0].cpu, 1));
 		self->pinned_ring = 0;
 	}
 	if (variant->op == DC_OP_FAULTS) {
