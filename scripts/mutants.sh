@@ -18,23 +18,25 @@ set -uo pipefail
 # scripts/mutate.py MODE.
 DF='perf_events:deferred_callchain:'
 DE='perf_events:deferred_entry:'
+DH='perf_events:deferred_hostile:'
+DI='perf_events:deferred_in_place:'
 ALL=(
-	"without-tracepoints|arm64|revert:arm64: mm: Add page fault tracepoints|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;perf_events:deferred_exec: *;ftrace:ftracetest: *;perf:page_fault_events: perf record/script*;perf:page_fault_events: perf stat*;perf:page_fault_events: perf record -g*;$DF deferred.page_fault_user.*;$DF in_place.*"
+	"without-tracepoints|arm64|revert:arm64: mm: Add page fault tracepoints|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;perf_events:deferred_exec: *;ftrace:ftracetest: *;perf:page_fault_events: perf record/script*;perf:page_fault_events: perf stat*;perf:page_fault_events: perf record -g*;$DF deferred.page_fault_user.*;$DI *"
 	"without-caller-regs|arm64|revert:arm64: perf: Don't report the caller twice in tracepoint callchains|perf:page_fault_events: perf record -g*"
 	"without-cpu-wide-fix|arm64|revert:perf/core: Let CPU-wide events receive deferred callchains|$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DF deferred.per_cpu_self_output.*;perf_events:deferred_output: *"
 	"without-exec-fix|arm64|revert:unwind_user/deferred: Unwind the old program's stack at exec|perf_events:deferred_exec: *"
-	"without-answered-cookie-fix|arm64|revert:unwind_user/deferred: Don't hand out a cookie whose record is already out|$DF deferred.cpu_clock.*;$DF deferred.cpu_clock_self_output.*;?$DF deferred.one_entry_many_samples.*;?$DF deferred.per_cpu*;?$DF hostile.*;?perf_events:deferred_output: *"
+	"without-answered-cookie-fix|arm64|revert:unwind_user/deferred: Don't hand out a cookie whose record is already out|$DF deferred.cpu_clock.*;$DF deferred.cpu_clock_self_output.*;?$DF deferred.one_entry_many_samples.*;?$DF deferred.per_cpu*;?$DH *;?perf_events:deferred_output: *"
 	"without-compat-fallback|arm64|revert:unwind_user/deferred: Leave tasks the unwinder cannot walk to the caller|perf_events:deferred_compat: *;perf:page_fault_events: perf record --call-graph fp,defer: an AArch32*"
 	"without-xol-ip|arm64|revert:unwind_user: Start at the probed address while a uprobe is stepped out of line|$DE *;perf:page_fault_events: perf probe -x*"
 	"without-xol-ip|x86_64|revert:unwind_user: Start at the probed address while a uprobe is stepped out of line|$DE *"
 	"without-entry-frame|arm64|mutate:no-entry-frame arm64 follows x29 only, also in a prologue|$DE entry.frame_push.*;$DE entry.frame_link.*;$DE entry.paciasp.*;$DE entry.signed_lr.*;$DE entry.bti_c.*;$DE entry.frame_store.*;$DE entry.frame_add.*"
-	"without-unwind-reset|arm64|mutate:no-unwind-reset TIF_UNWIND_RESET never set, the first cookie never forgotten|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DF hostile.*;$DF in_place.*;perf_events:deferred_output: *;$DE *"
-	"without-unwinder|arm64|revert:arm64: Add the frame pointer user unwinder|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DF hostile.*;$DF in_place.*;perf_events:deferred_exec: *;perf_events:deferred_output: *;$DE *"
+	"without-unwind-reset|arm64|mutate:no-unwind-reset TIF_UNWIND_RESET never set, the first cookie never forgotten|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DH *;$DI *;perf_events:deferred_output: *;$DE *"
+	"without-unwinder|arm64|revert:arm64: Add the frame pointer user unwinder|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DH *;$DI *;perf_events:deferred_exec: *;perf_events:deferred_output: *;$DE *"
 	"without-deferred-leaf-fixup|arm64|revert:perf machine: Fix up arm64 leaf frames of deferred callchains too|perf:page_fault_events: perf record --call-graph fp,defer, stopped*"
 	"without-no-reclaim|arm64|revert:perf/core: Don't reclaim or compact for AUX pages a PMU only prefers large|kunit:perf_aux: prefer-large, * pages, fragmented"
 	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *"
 	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *"
-	"requester-only-records|arm64|mutate:requester-only-records deferred records only to events with defer_callchain|perf_events:deferred_output: *;$DF deferred.cpu_clock.*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DF hostile.*;$DF in_place.*"
+	"requester-only-records|arm64|mutate:requester-only-records deferred records only to events with defer_callchain|perf_events:deferred_output: *;$DF deferred.cpu_clock.*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DH *;$DI *"
 	"no-aux-cap|arm64|mutate:no-aux-cap SPE and ETM without PREFER_LARGE|kunit:arm_spe_pmu: *;kunit:coresight_test_suite: test_etm_pmu_aux_capabilities"
 )
 
