@@ -387,20 +387,27 @@ static unsigned int dc_task_pages(void)
 	return dr_ring_len(2 * DC_RUN_NS / DC_PERIOD_NS, DC_REC_BYTES, page) / page - 1;
 }
 
-/* Keep this task on the @nr CPUs in @cpus */
-int dc_set_cpus(const int *cpus, int nr)
+/* A CPU set as large as the machine's; its size in bytes in @size */
+static cpu_set_t *dc_cpu_alloc(size_t *size)
 {
 	long nconf = sysconf(_SC_NPROCESSORS_CONF);
-	size_t size;
-	cpu_set_t *set;
-	int i, err = 0;
 
 	if (nconf < 1)
 		nconf = CPU_SETSIZE;
-	set = CPU_ALLOC(nconf);
+	*size = CPU_ALLOC_SIZE(nconf);
+	return CPU_ALLOC(nconf);
+}
+
+/* Keep this task on the @nr CPUs in @cpus */
+int dc_set_cpus(const int *cpus, int nr)
+{
+	cpu_set_t *set;
+	size_t size;
+	int i, err = 0;
+
+	set = dc_cpu_alloc(&size);
 	if (!set)
 		return -ENOMEM;
-	size = CPU_ALLOC_SIZE(nconf);
 	CPU_ZERO_S(size, set);
 	for (i = 0; i < nr; i++)
 		CPU_SET_S(cpus[i], size, set);
@@ -417,20 +424,16 @@ int dc_set_cpus(const int *cpus, int nr)
  */
 static int dc_pick_cpus(int *cpus)
 {
-	long nconf = sysconf(_SC_NPROCESSORS_CONF);
 	int cpu, nr = 0, err = 0;
 	cpu_set_t *set;
 	size_t size;
 
-	if (nconf < 1)
-		nconf = CPU_SETSIZE;
-	set = CPU_ALLOC(nconf);
+	set = dc_cpu_alloc(&size);
 	if (!set)
 		return -ENOMEM;
-	size = CPU_ALLOC_SIZE(nconf);
 	if (sched_getaffinity(0, size, set))
 		err = -errno;
-	for (cpu = 0; !err && cpu < nconf && nr < DC_MAX_RINGS; cpu++)
+	for (cpu = 0; !err && cpu < (int)(size * 8) && nr < DC_MAX_RINGS; cpu++)
 		if (CPU_ISSET_S(cpu, size, set))
 			cpus[nr++] = cpu;
 	CPU_FREE(set);
