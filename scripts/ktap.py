@@ -113,15 +113,20 @@ def suite_name(desc):
 
 def cmd_parse(arch, log, out_json, required_file=None):
     text = open(log, errors='replace').read().splitlines()
-    required = []
+    required, may_skip = [], []
     if required_file:
-        # NAME or NAME@ARCH; a name without a wildcard must also report.
+        # NAME or NAME@ARCH; a name without a wildcard must also report;
+        # !SUITE: CASE[@ARCH] is a case whose skip there is expected.
         for l in open(required_file):
             r = l.split('#')[0].strip()
             if not r:
                 continue
             name, _, only = r.partition('@')
-            if not only or only == arch.split()[0]:
+            if only and only != arch.split()[0]:
+                continue
+            if name.startswith('!'):
+                may_skip.append(name[1:])
+            else:
                 required.append(name)
     begin = [i for i, l in enumerate(text) if l.startswith('HARNESS: begin')]
     body = text[begin[-1] + 1:] if begin else []
@@ -174,7 +179,8 @@ def cmd_parse(arch, log, out_json, required_file=None):
     # A skip of a test the series makes required means the feature is missing.
     final = []
     for suite, case, state, reason in rows:
-        if state == 'skip' and any(fnmatch(suite, r) for r in required):
+        if state == 'skip' and any(fnmatch(suite, r) for r in required) \
+                and not any(fnmatch(suite + ': ' + case, m) for m in may_skip):
             state, reason = 'fail', 'required test skipped: ' + (
                 reason or 'the test gave no reason (ftracetest: a "requires:" line not met)')
         final.append((suite, case, state, reason))

@@ -4,7 +4,7 @@
 # Each mutant is one scratch commit on top of the assembled tree: a patch of
 # the series taken out again (git revert of its commit, the same tree as
 # dropping its line from patches/series), or an edit by scripts/mutate.py
-# (a broken expectation in every test case; the AUX capability taken out of
+# (a broken expectation in every test case; huge AUX mappings taken out of
 # the drivers). The kernel, selftests and initramfs are rebuilt
 # incrementally and booted as in 'make check'; then exactly the cases the
 # mutant names must fail and all others pass. The tree is put back after
@@ -20,6 +20,8 @@ DF='perf_events:deferred_callchain:'
 DE='perf_events:deferred_entry:'
 DH='perf_events:deferred_hostile:'
 DI='perf_events:deferred_in_place:'
+VH='kunit:vmap_huge:'
+PA='kunit:perf_aux:'
 ALL=(
 	"without-tracepoints|arm64|revert:arm64: mm: Add page fault tracepoints|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;perf_events:deferred_exec: *;ftrace:ftracetest: *;perf:page_fault_events: perf record/script*;perf:page_fault_events: perf stat*;perf:page_fault_events: perf record -g*;$DF deferred.page_fault_user.*;$DI *"
 	"without-caller-regs|arm64|revert:arm64: perf: Don't report the caller twice in tracepoint callchains|perf:page_fault_events: perf record -g*"
@@ -33,11 +35,13 @@ ALL=(
 	"without-unwind-reset|arm64|mutate:no-unwind-reset TIF_UNWIND_RESET never set, the first cookie never forgotten|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DH *;$DI *;perf_events:deferred_output: *;$DE *"
 	"without-unwinder|arm64|revert:arm64: Add the frame pointer user unwinder|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DH *;$DI *;perf_events:deferred_exec: *;perf_events:deferred_output: *;$DE *"
 	"without-deferred-leaf-fixup|arm64|revert:perf machine: Fix up arm64 leaf frames of deferred callchains too|perf:page_fault_events: perf record --call-graph fp,defer, stopped*"
-	"without-no-reclaim|arm64|revert:perf/core: Don't reclaim or compact for AUX pages a PMU only prefers large|kunit:perf_aux: prefer-large, * pages, fragmented"
-	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *"
-	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *"
+	"without-no-reclaim|arm64|revert:perf/core: Don't reclaim or compact for AUX pages a PMU only prefers large|$PA prefer-large, * MiB, fragmented"
+	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *;$VH *"
+	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *;$VH vmap_huge_[!c]*"
 	"requester-only-records|arm64|mutate:requester-only-records deferred records only to events with defer_callchain|perf_events:deferred_output: *;$DF deferred.cpu_clock.*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DH *;$DI *"
-	"no-aux-cap|arm64|mutate:no-aux-cap SPE and ETM without PREFER_LARGE|kunit:arm_spe_pmu: *;kunit:coresight_test_suite: test_etm_pmu_aux_capabilities"
+	"without-vmap-huge|arm64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_pmd_block;$VH vmap_huge_cont_groups;$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;kunit:arm_spe_pmu: *;kunit:arm_trbe: *;$PA prefer-large, 1 MiB;$PA prefer-large, 4 MiB;$PA prefer-large, 16 MiB;$PA prefer-large, 4 MiB, watermark 64 KiB;$PA prefer-large, * MiB, overwrite*;$PA no-sg, 64 KiB, overwrite;$PA no-sg, largest block, overwrite"
+	"without-vmap-huge|x86_64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_pmd_block;$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;$PA prefer-large, 4 MiB;$PA prefer-large, 16 MiB;$PA prefer-large, 4 MiB, overwrite*;$PA prefer-large, 16 MiB, overwrite;$PA no-sg, largest block, overwrite"
+	"no-huge-aux-map|arm64|mutate:no-huge-aux-map SPE and TRBE vmap() their buffers page by page|kunit:arm_spe_pmu: *;kunit:arm_trbe: *"
 )
 
 git_t() { git -C "$SRC" "$@"; }

@@ -3,9 +3,11 @@
 """Mutants for 'make mutants': edit the assembled tree so that tests must fail.
 
   mutate.py tests TREE        break one expectation of every case of the
-                              page-fault selftest and of the perf_aux KUnit suite
-  mutate.py no-aux-cap TREE   take PERF_PMU_CAP_AUX_PREFER_LARGE out of the
-                              SPE and ETM drivers (their KUnit cases must fail)
+                              page-fault selftest and of the perf_aux and
+                              vmap_huge KUnit suites
+  mutate.py no-huge-aux-map TREE
+                              SPE and TRBE vmap() their AUX buffers without
+                              VM_ALLOW_HUGE_VMAP (their KUnit cases must fail)
   mutate.py requester-only-records TREE
                               write PERF_RECORD_CALLCHAIN_DEFERRED only to
                               events that set defer_callchain, unlike what
@@ -92,21 +94,10 @@ def tests(root):
         anywhere('EXPECT_EQ(-1, mkdir(path, 0700))', 'EXPECT_EQ(0, mkdir(path, 0700))'),
     ])
     edit(root, 'kernel/events/tests/aux_kunit.c', [
-        # default PMU: expect order-1 chunks
-        table('default_pmu_cases', ' }', ', .order = 1 }', 4),
-        # prefer-large and overwrite: expect smaller chunks (order 9 where the
-        # right order is capped at MAX_PAGE_ORDER, 10, anyway)
-        table('prefer_large_cases', '.order = 7 }', '.order = 6 }'),
-        table('prefer_large_cases', '.order = 9 }', '.order = 8 }'),
-        table('prefer_large_cases', '.order = 11 }', '.order = 9 }'),
-        table('prefer_large_cases', '.order = 4 }', '.order = 3 }'),
-        table('prefer_large_cases', '.order = 2 }', '.order = 1 }'),
-        table('overwrite_cases', '.order = 8 }', '.order = 7 }'),
-        table('overwrite_cases', '.order = 10 }', '.order = 9 }', 2),
-        table('overwrite_cases', '.order = 12 }', '.order = 9 }'),
-        # no-sg: smaller chunks, and success where one chunk cannot hold the buffer
-        table('no_sg_cases', '.order = 4 }', '.order = 3 }'),
-        table('no_sg_cases', '.order = MAX_PAGE_ORDER }', '.order = MAX_PAGE_ORDER - 1 }'),
+        # every layout case: expect one chunk more than the buffer has, and
+        # success where one chunk cannot hold a NO_SG buffer
+        anywhere('KUNIT_EXPECT_EQ(test, tpmu->nr_chunks, nr_chunks);',
+                 'KUNIT_EXPECT_EQ(test, tpmu->nr_chunks, nr_chunks + 1);'),
         table('no_sg_cases', '.err = -ENOMEM }', '.err = 0 }'),
         # free: expect setup_aux's buffer to be freed twice
         anywhere('KUNIT_EXPECT_EQ(test, ctx->tpmu.free_calls, 1);',
@@ -114,13 +105,19 @@ def tests(root):
         # fragmented: expect the allocation to have reclaimed or compacted
         anywhere('KUNIT_EXPECT_EQ(test, seen.costly, 0);', 'KUNIT_EXPECT_GT(test, seen.costly, 0);'),
     ])
+    edit(root, 'mm/tests/vmap_huge_kunit.c', [
+        # every case: expect one PTE more than the layout has
+        anywhere('KUNIT_EXPECT_EQ_MSG(test, c->ptes, ptes, "PTEs");',
+                 'KUNIT_EXPECT_EQ_MSG(test, c->ptes, ptes + 1, "PTEs");'),
+    ])
 
 
-def no_aux_cap(root):
+def no_huge_aux_map(root):
     edit(root, 'drivers/perf/arm_spe_pmu.c',
-         [anywhere(' |\n\t\t\t\t  PERF_PMU_CAP_AUX_PREFER_LARGE,', ',')])
-    edit(root, 'drivers/hwtracing/coresight/coresight-etm-perf.c',
-         [anywhere(' |\n\t\t\t\t\t   PERF_PMU_CAP_AUX_PREFER_LARGE);', ');')])
+         [anywhere('vmap(pglist, nr_pages, VM_MAP | VM_ALLOW_HUGE_VMAP,',
+                   'vmap(pglist, nr_pages, VM_MAP,')])
+    edit(root, 'drivers/hwtracing/coresight/coresight-trbe.c',
+         [anywhere('VM_MAP | VM_ALLOW_HUGE_VMAP,\n', 'VM_MAP,\n')])
 
 
 def requester_only_records(root):
@@ -143,7 +140,7 @@ def no_unwind_reset(root):
 
 
 if __name__ == '__main__':
-    mutants = {'tests': tests, 'no-aux-cap': no_aux_cap,
+    mutants = {'tests': tests, 'no-huge-aux-map': no_huge_aux_map,
                'requester-only-records': requester_only_records,
                'no-entry-frame': no_entry_frame,
                'no-unwind-reset': no_unwind_reset}

@@ -4,7 +4,14 @@
  *
  * A fake PMU records what its setup_aux() callback is handed, so that the
  * tests can see how the buffer was split into physically contiguous chunks
- * (rb_alloc_aux() stores a chunk's order in page_private() of its first page).
+ * (rb_alloc_aux() stores a chunk's order in page_private() of its first page),
+ * and maps the buffer as SPE and TRBE do, with vmap(VM_ALLOW_HUGE_VMAP), to
+ * count the page table entries it takes.
+ *
+ * Sizes are in bytes, so that a case means the same buffer with 4, 16 and
+ * 64 KiB pages, and no case takes more than AUX_TEST_MAX_BYTES nor more than
+ * 1/16 of memory. The cases that fragment memory take nearly all of it free,
+ * so they only run when asked for, with aux_kunit.fragment=1.
  */
 
 #include <kunit/test.h>
@@ -13,10 +20,12 @@
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
+#include <linux/moduleparam.h>
 #include <linux/perf_event.h>
 #include <linux/sizes.h>
 #include <linux/timekeeping.h>
 #include <linux/tracepoint.h>
+#include <linux/vmalloc.h>
 #include <linux/vmstat.h>
 #include <linux/workqueue.h>
 
@@ -26,6 +35,14 @@ struct compact_control;
 #include <trace/events/vmscan.h>
 
 #include "../internal.h"
+
+MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING");
+
+#define AUX_TEST_MAX_BYTES	SZ_32M
+
+static bool fragment;
+module_param(fragment, bool, 0444);
+MODULE_PARM_DESC(fragment, "Run the cases that take nearly all free memory");
 
 struct aux_test_pmu {
 	struct pmu pmu;
@@ -39,6 +56,11 @@ struct aux_test_pmu {
 	int nr_chunks;
 	int chunks[NR_PAGE_ORDERS];
 	bool bad_chunk;
+	/* How vmap(VM_ALLOW_HUGE_VMAP) mapped them. */
+	void *base;
+	int blocks;		/* PMD blocks */
+	int groups;		/* groups of contiguous PTEs */
+	int ptes;		/* other PTEs */
 };
 
 struct aux_test_ctx {
@@ -71,6 +93,42 @@ static void aux_test_record_chunks(struct aux_test_pmu *tpmu, void **pages,
 	}
 }
 
+/* Map the buffer as SPE and TRBE do and count the entries that map it. */
+static void aux_test_map(struct aux_test_pmu *tpmu, void **pages,
+			 int nr_pages)
+{
+	struct page **pglist;
+	unsigned long size;
+	int i;
+
+	pglist = kcalloc(nr_pages, sizeof(*pglist), GFP_KERNEL);
+	if (!pglist)
+		return;
+	for (i = 0; i < nr_pages; i++)
+		pglist[i] = virt_to_page(pages[i]);
+	tpmu->base = vmap(pglist, nr_pages, VM_MAP | VM_ALLOW_HUGE_VMAP,
+			  PAGE_KERNEL);
+	kfree(pglist);
+	if (!tpmu->base)
+		return;
+
+	for (i = 0; i < nr_pages; i += size >> PAGE_SHIFT) {
+		size = vmalloc_entry_size(tpmu->base + i * PAGE_SIZE);
+		if (size == PMD_SIZE)
+			tpmu->blocks++;
+		else if (size > PAGE_SIZE)
+			tpmu->groups++;
+		else
+			tpmu->ptes++;
+		if (!size || size > PMD_SIZE ||
+		    vmalloc_to_page(tpmu->base + i * PAGE_SIZE) !=
+		    virt_to_page(pages[i]))
+			tpmu->bad_chunk = true;
+		if (!size)
+			break;
+	}
+}
+
 static void *aux_test_setup_aux(struct perf_event *event, void **pages,
 				int nr_pages, bool overwrite)
 {
@@ -82,6 +140,7 @@ static void *aux_test_setup_aux(struct perf_event *event, void **pages,
 	tpmu->nr_pages = nr_pages;
 	tpmu->overwrite = overwrite;
 	aux_test_record_chunks(tpmu, pages, nr_pages);
+	aux_test_map(tpmu, pages, nr_pages);
 
 	return tpmu;
 }
@@ -91,6 +150,9 @@ static void aux_test_free_aux(void *aux)
 	struct aux_test_pmu *tpmu = aux;
 
 	tpmu->free_calls++;
+	if (tpmu->base)
+		vunmap(tpmu->base);
+	tpmu->base = NULL;
 }
 
 static int aux_test_init(struct kunit *test)
@@ -125,8 +187,8 @@ static void aux_test_exit(struct kunit *test)
 	rb_free(ctx->rb);
 }
 
-static int aux_test_alloc(struct kunit *test, unsigned int caps, int nr_pages,
-			  int wm_pages, bool overwrite)
+static int aux_test_alloc(struct kunit *test, unsigned int caps,
+			  unsigned long size, unsigned long wm, bool overwrite)
 {
 	struct aux_test_ctx *ctx = test->priv;
 	u64 start;
@@ -135,8 +197,7 @@ static int aux_test_alloc(struct kunit *test, unsigned int caps, int nr_pages,
 	ctx->tpmu.pmu.capabilities = caps;
 
 	start = ktime_get_ns();
-	ret = rb_alloc_aux(ctx->rb, ctx->event, 0, nr_pages,
-			   (long)wm_pages << PAGE_SHIFT,
+	ret = rb_alloc_aux(ctx->rb, ctx->event, 0, size >> PAGE_SHIFT, wm,
 			   overwrite ? 0 : RING_BUFFER_WRITABLE);
 	ctx->alloc_ns = ktime_get_ns() - start;
 
@@ -144,9 +205,9 @@ static int aux_test_alloc(struct kunit *test, unsigned int caps, int nr_pages,
 }
 
 /*
- * Log the chunks the fake PMU was given, largest first, and how long the
- * allocation took (under QEMU -icount shift=0, a guest nanosecond is one
- * instruction, so this also counts them).
+ * Log the chunks the fake PMU was given, largest first, the entries that map
+ * them, and how long the allocation took (under QEMU -icount shift=0, a
+ * guest nanosecond is one instruction, so this also counts them).
  */
 static void aux_test_report(struct kunit *test, const char *what)
 {
@@ -162,9 +223,12 @@ static void aux_test_report(struct kunit *test, const char *what)
 					 order);
 	}
 	buf[len] = '\0';
-	kunit_info(test, "%s: %d pages (%lu KiB), chunks=%d:%s, %llu ns\n", what,
-		   tpmu->nr_pages, (unsigned long)tpmu->nr_pages << (PAGE_SHIFT - 10),
-		   tpmu->nr_chunks, buf, ctx->alloc_ns);
+	kunit_info(test, "%s: %d pages (%lu KiB), chunks=%d:%s, entries=%d (%d PMD blocks, %d contiguous PTE groups, %d PTEs), %llu ns\n",
+		   what, tpmu->nr_pages,
+		   (unsigned long)tpmu->nr_pages << (PAGE_SHIFT - 10),
+		   tpmu->nr_chunks, buf,
+		   tpmu->blocks + tpmu->groups + tpmu->ptes, tpmu->blocks,
+		   tpmu->groups, tpmu->ptes, ctx->alloc_ns);
 }
 
 /*
@@ -190,28 +254,76 @@ static unsigned long aux_free_blocks(int order)
 struct aux_layout_case {
 	const char *desc;
 	unsigned int caps;
-	int nr_pages;
-	int wm_pages;	/* 0: rb_alloc_aux() uses half the buffer */
+	unsigned long size;	/* of the buffer */
+	unsigned long wm;	/* 0: rb_alloc_aux() uses half the buffer */
 	bool overwrite;
-	int order;	/* of every chunk, before capping at MAX_PAGE_ORDER */
-	int err;	/* expected rb_alloc_aux() error, if any */
+	unsigned long chunk;	/* of every chunk on fresh memory, 0: a page */
+	int err;		/* expected rb_alloc_aux() error, if any */
 };
+
+/* The order of @bytes chunks: at least a page, at most MAX_PAGE_ORDER. */
+static int aux_chunk_order(unsigned long bytes)
+{
+	if (bytes <= PAGE_SIZE)
+		return 0;
+	return min_t(int, ilog2(bytes >> PAGE_SHIFT), MAX_PAGE_ORDER);
+}
+
+/*
+ * The entries vmap() needs at most for a chunk of @order: PMD blocks, or
+ * contiguous PTE groups where the architecture has them, or PTEs. Chunks
+ * start at a multiple of their size in the buffer, so they are as aligned
+ * as the mapping can be.
+ */
+static int aux_chunk_entries(int order)
+{
+	unsigned long bytes = PAGE_SIZE << order, cont = PAGE_SIZE;
+
+	if (IS_ENABLED(CONFIG_HAVE_ARCH_HUGE_VMALLOC) &&
+	    arch_vmap_pmd_supported(PAGE_KERNEL) && bytes >= PMD_SIZE)
+		return bytes / PMD_SIZE;
+	if (IS_ENABLED(CONFIG_HUGETLB_PAGE))
+		cont = 1UL << arch_vmap_pte_supported_shift(PMD_SIZE);
+	if (bytes >= cont)
+		return bytes / cont;
+	return 1 << order;
+}
+
+static int aux_entries_needed(struct aux_test_pmu *tpmu)
+{
+	int order, nr = 0;
+
+	for (order = 0; order <= MAX_PAGE_ORDER; order++)
+		nr += tpmu->chunks[order] * aux_chunk_entries(order);
+	return nr;
+}
+
+/* Skip a case that would take more memory than this suite may. */
+static void aux_check_budget(struct kunit *test, unsigned long bytes)
+{
+	if (bytes > AUX_TEST_MAX_BYTES ||
+	    bytes >> PAGE_SHIFT > totalram_pages() / 16)
+		kunit_skip(test, "needs %lu MiB: more than %u MiB or 1/16 of memory",
+			   bytes >> 20, AUX_TEST_MAX_BYTES >> 20);
+}
 
 static void aux_check_layout(struct kunit *test)
 {
 	const struct aux_layout_case *p = test->param_value;
 	struct aux_test_ctx *ctx = test->priv;
 	struct aux_test_pmu *tpmu = &ctx->tpmu;
-	int order = min(p->order, MAX_PAGE_ORDER);
-	int nr_chunks = p->nr_pages >> order;
+	int order = aux_chunk_order(p->chunk);
+	int nr_pages = p->size >> PAGE_SHIFT;
+	int nr_chunks = nr_pages >> order;
 	int ret;
 
+	/* A NO_SG buffer that cannot be one chunk still takes two. */
+	aux_check_budget(test, p->err ? 2 * p->size : p->size);
 	if (order && aux_free_blocks(order) < nr_chunks)
 		kunit_skip(test, "fewer than %d free order-%d blocks",
 			   nr_chunks, order);
 
-	ret = aux_test_alloc(test, p->caps, p->nr_pages, p->wm_pages,
-			     p->overwrite);
+	ret = aux_test_alloc(test, p->caps, p->size, p->wm, p->overwrite);
 	KUNIT_ASSERT_EQ(test, ret, p->err);
 	if (p->err) {
 		KUNIT_EXPECT_EQ(test, tpmu->setup_calls, 0);
@@ -222,18 +334,22 @@ static void aux_check_layout(struct kunit *test)
 	aux_test_report(test, p->desc);
 	KUNIT_EXPECT_EQ(test, tpmu->setup_calls, 1);
 	KUNIT_EXPECT_PTR_EQ(test, tpmu->pages, ctx->rb->aux_pages);
-	KUNIT_EXPECT_EQ(test, tpmu->nr_pages, p->nr_pages);
+	KUNIT_EXPECT_EQ(test, tpmu->nr_pages, nr_pages);
 	KUNIT_EXPECT_EQ(test, tpmu->overwrite, p->overwrite);
 	KUNIT_EXPECT_FALSE(test, tpmu->bad_chunk);
 	KUNIT_EXPECT_EQ(test, tpmu->nr_chunks, nr_chunks);
 	KUNIT_EXPECT_EQ(test, tpmu->chunks[order], nr_chunks);
+	/* Chunks that happen to be adjacent may need fewer entries. */
+	KUNIT_EXPECT_NOT_NULL(test, tpmu->base);
+	KUNIT_EXPECT_LE(test, tpmu->blocks + tpmu->groups + tpmu->ptes,
+			aux_entries_needed(tpmu));
 }
 
 static const struct aux_layout_case default_pmu_cases[] = {
-	{ .desc = "default PMU, 256 pages", .nr_pages = 256 },
-	{ .desc = "default PMU, 1024 pages", .nr_pages = 1024 },
-	{ .desc = "default PMU, 4096 pages", .nr_pages = 4096 },
-	{ .desc = "default PMU, 1024 pages, overwrite", .nr_pages = 1024,
+	{ .desc = "default PMU, 1 MiB", .size = SZ_1M },
+	{ .desc = "default PMU, 4 MiB", .size = SZ_4M },
+	{ .desc = "default PMU, 16 MiB", .size = SZ_16M },
+	{ .desc = "default PMU, 4 MiB, overwrite", .size = SZ_4M,
 	  .overwrite = true },
 };
 
@@ -244,20 +360,23 @@ static void aux_default_pmu_gets_single_pages(struct kunit *test)
 	aux_check_layout(test);
 }
 
-/* Chunks of the watermark's order; the watermark is half the buffer by default. */
+/*
+ * Chunks of the watermark's size, rounded up to a power of two pages; the
+ * watermark is half the buffer by default.
+ */
 static const struct aux_layout_case prefer_large_cases[] = {
-	{ .desc = "prefer-large, 256 pages", .nr_pages = 256,
-	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .order = 7 },
-	{ .desc = "prefer-large, 1024 pages", .nr_pages = 1024,
-	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .order = 9 },
-	{ .desc = "prefer-large, 4096 pages", .nr_pages = 4096,
-	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .order = 11 },
-	{ .desc = "prefer-large, 1024 pages, watermark 16 pages",
-	  .nr_pages = 1024, .wm_pages = 16,
-	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .order = 4 },
-	{ .desc = "prefer-large, 1024 pages, watermark 3 pages",
-	  .nr_pages = 1024, .wm_pages = 3,
-	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .order = 2 },
+	{ .desc = "prefer-large, 1 MiB", .size = SZ_1M,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .chunk = SZ_512K },
+	{ .desc = "prefer-large, 4 MiB", .size = SZ_4M,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .chunk = SZ_2M },
+	{ .desc = "prefer-large, 16 MiB", .size = SZ_16M,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .chunk = SZ_8M },
+	{ .desc = "prefer-large, 4 MiB, watermark 64 KiB",
+	  .size = SZ_4M, .wm = SZ_64K,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .chunk = SZ_64K },
+	{ .desc = "prefer-large, 4 MiB, watermark 12 KiB",
+	  .size = SZ_4M, .wm = 12 * SZ_1K,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .chunk = SZ_16K },
 };
 
 KUNIT_ARRAY_PARAM_DESC(prefer_large, prefer_large_cases, desc);
@@ -269,19 +388,19 @@ static void aux_prefer_large_chunks_follow_watermark(struct kunit *test)
 
 /* No watermark in overwrite mode: chunks as large as the buffer allows. */
 static const struct aux_layout_case overwrite_cases[] = {
-	{ .desc = "prefer-large, 256 pages, overwrite", .nr_pages = 256,
+	{ .desc = "prefer-large, 1 MiB, overwrite", .size = SZ_1M,
 	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .overwrite = true,
-	  .order = 8 },
-	{ .desc = "prefer-large, 1024 pages, overwrite", .nr_pages = 1024,
+	  .chunk = SZ_1M },
+	{ .desc = "prefer-large, 4 MiB, overwrite", .size = SZ_4M,
 	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .overwrite = true,
-	  .order = 10 },
-	{ .desc = "prefer-large, 4096 pages, overwrite", .nr_pages = 4096,
+	  .chunk = SZ_4M },
+	{ .desc = "prefer-large, 16 MiB, overwrite", .size = SZ_16M,
 	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .overwrite = true,
-	  .order = 12 },
-	{ .desc = "prefer-large, 1024 pages, overwrite, watermark 16 pages",
-	  .nr_pages = 1024, .wm_pages = 16,
+	  .chunk = SZ_16M },
+	{ .desc = "prefer-large, 4 MiB, overwrite, watermark 64 KiB",
+	  .size = SZ_4M, .wm = SZ_64K,
 	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .overwrite = true,
-	  .order = 10 },
+	  .chunk = SZ_4M },
 };
 
 KUNIT_ARRAY_PARAM_DESC(overwrite, overwrite_cases, desc);
@@ -292,16 +411,16 @@ static void aux_overwrite_chunks_follow_buffer_size(struct kunit *test)
 }
 
 static const struct aux_layout_case no_sg_cases[] = {
-	{ .desc = "no-sg, 16 pages, overwrite", .nr_pages = 16,
-	  .caps = PERF_PMU_CAP_AUX_NO_SG, .overwrite = true, .order = 4 },
+	{ .desc = "no-sg, 64 KiB, overwrite", .size = SZ_64K,
+	  .caps = PERF_PMU_CAP_AUX_NO_SG, .overwrite = true, .chunk = SZ_64K },
 	{ .desc = "no-sg, largest block, overwrite",
-	  .nr_pages = 1 << MAX_PAGE_ORDER,
+	  .size = PAGE_SIZE << MAX_PAGE_ORDER,
 	  .caps = PERF_PMU_CAP_AUX_NO_SG, .overwrite = true,
-	  .order = MAX_PAGE_ORDER },
+	  .chunk = PAGE_SIZE << MAX_PAGE_ORDER },
 	{ .desc = "no-sg, twice the largest block, overwrite",
-	  .nr_pages = 2 << MAX_PAGE_ORDER,
+	  .size = 2 * PAGE_SIZE << MAX_PAGE_ORDER,
 	  .caps = PERF_PMU_CAP_AUX_NO_SG, .overwrite = true,
-	  .order = MAX_PAGE_ORDER, .err = -ENOMEM },
+	  .chunk = PAGE_SIZE << MAX_PAGE_ORDER, .err = -ENOMEM },
 };
 
 KUNIT_ARRAY_PARAM_DESC(no_sg, no_sg_cases, desc);
@@ -312,8 +431,8 @@ static void aux_no_sg_overwrite_is_one_chunk_or_fails(struct kunit *test)
 }
 
 static const struct aux_layout_case free_cases[] = {
-	{ .desc = "default PMU, 1024 pages", .nr_pages = 1024 },
-	{ .desc = "prefer-large, 1024 pages", .nr_pages = 1024,
+	{ .desc = "default PMU, 4 MiB, freed", .size = SZ_4M },
+	{ .desc = "prefer-large, 4 MiB, freed", .size = SZ_4M,
 	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE },
 };
 
@@ -329,20 +448,20 @@ static void aux_buffer_frees_all_pages(struct kunit *test)
 {
 	const struct aux_layout_case *p = test->param_value;
 	struct aux_test_ctx *ctx = test->priv;
-	int i, nr_kept = 0, nr_private = 0;
+	int i, nr_kept = 0, nr_private = 0, nr_pages = p->size >> PAGE_SHIFT;
 	struct page **pages;
 
-	pages = kunit_kcalloc(test, p->nr_pages, sizeof(*pages), GFP_KERNEL);
+	pages = kunit_kcalloc(test, nr_pages, sizeof(*pages), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, pages);
-	KUNIT_ASSERT_EQ(test, aux_test_alloc(test, p->caps, p->nr_pages, 0, false), 0);
-	for (i = 0; i < p->nr_pages; i++) {
+	KUNIT_ASSERT_EQ(test, aux_test_alloc(test, p->caps, p->size, 0, false), 0);
+	for (i = 0; i < nr_pages; i++) {
 		pages[i] = virt_to_page(ctx->rb->aux_pages[i]);
 		get_page(pages[i]);
 	}
 
 	rb_free_aux(ctx->rb);
 
-	for (i = 0; i < p->nr_pages; i++) {
+	for (i = 0; i < nr_pages; i++) {
 		if (PagePrivate(pages[i]))
 			nr_private++;
 		/* Leak rather than free a page whose count is already wrong. */
@@ -388,7 +507,8 @@ static void aux_drain_local_pages(struct work_struct *work)
  * blocks given back without having to compact, and the watermarks stay
  * met. Taking blocks of every order instead once left a 2 CPU guest
  * without a free order-2 block for kthreadd to fork a kernel thread
- * with, and it panicked: "System is deadlocked on memory".
+ * with, and it panicked: "System is deadlocked on memory". As it leaves
+ * others next to no free memory, it only runs with aux_kunit.fragment=1.
  */
 #define AUX_FRAG_GFP	((GFP_KERNEL & ~__GFP_RECLAIM) | __GFP_NOWARN | \
 			 __GFP_NOMEMALLOC)
@@ -551,17 +671,16 @@ static int aux_stall_probe_register(struct kunit *test,
 	return kunit_add_action_or_reset(test, aux_stall_probe_unregister, sp);
 }
 
-/* .order: of the chunks the PMU would get on fresh memory */
 static const struct aux_layout_case fragmented_cases[] = {
-	{ .desc = "default PMU, 256 pages, fragmented", .nr_pages = 256 },
-	{ .desc = "default PMU, 1024 pages, fragmented", .nr_pages = 1024 },
-	{ .desc = "default PMU, 4096 pages, fragmented", .nr_pages = 4096 },
-	{ .desc = "prefer-large, 256 pages, fragmented", .nr_pages = 256,
-	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .order = 7 },
-	{ .desc = "prefer-large, 1024 pages, fragmented", .nr_pages = 1024,
-	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .order = 9 },
-	{ .desc = "prefer-large, 4096 pages, fragmented", .nr_pages = 4096,
-	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .order = 11 },
+	{ .desc = "default PMU, 1 MiB, fragmented", .size = SZ_1M },
+	{ .desc = "default PMU, 4 MiB, fragmented", .size = SZ_4M },
+	{ .desc = "default PMU, 16 MiB, fragmented", .size = SZ_16M },
+	{ .desc = "prefer-large, 1 MiB, fragmented", .size = SZ_1M,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE },
+	{ .desc = "prefer-large, 4 MiB, fragmented", .size = SZ_4M,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE },
+	{ .desc = "prefer-large, 16 MiB, fragmented", .size = SZ_16M,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE },
 };
 
 KUNIT_ARRAY_PARAM_DESC(fragmented, fragmented_cases, desc);
@@ -574,6 +693,9 @@ static void aux_prefer_large_falls_back_without_reclaim(struct kunit *test)
 	struct aux_stalls before, after;
 	struct aux_frag *frag;
 	unsigned long *events;
+	int nr_pages = p->size >> PAGE_SHIFT;
+	/* PREFER_LARGE, watermark half the buffer */
+	int fresh_order = aux_chunk_order(p->size / 2);
 	int ret;
 
 	events = kunit_kcalloc(test, NR_VM_EVENT_ITEMS, sizeof(*events),
@@ -581,6 +703,8 @@ static void aux_prefer_large_falls_back_without_reclaim(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, events);
 	sp = kunit_kzalloc(test, sizeof(*sp), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, sp);
+	if (!fragment)
+		kunit_skip(test, "takes nearly all free memory; runs with aux_kunit.fragment=1");
 	if (!IS_ENABLED(CONFIG_TRACEPOINTS))
 		kunit_skip(test, "needs CONFIG_TRACEPOINTS to see direct reclaim");
 	KUNIT_ASSERT_EQ(test, aux_stall_probe_register(test, sp), 0);
@@ -608,8 +732,7 @@ static void aux_prefer_large_falls_back_without_reclaim(struct kunit *test)
 	sp->costly = 0;
 	sp->max_order = 0;
 	aux_read_stalls(events, &before);
-	ret = aux_test_alloc(test, p->caps, p->nr_pages, p->wm_pages,
-			     p->overwrite);
+	ret = aux_test_alloc(test, p->caps, p->size, p->wm, p->overwrite);
 	aux_read_stalls(events, &after);
 	seen = *sp;
 
@@ -620,12 +743,14 @@ static void aux_prefer_large_falls_back_without_reclaim(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ret, 0);
 	aux_test_report(test, p->desc);
 	KUNIT_EXPECT_FALSE(test, ctx->tpmu.bad_chunk);
-	/* The fixture did force smaller chunks, or single pages as always... */
-	if (p->order)
-		KUNIT_EXPECT_GT(test, ctx->tpmu.nr_chunks,
-				p->nr_pages >> min(p->order, MAX_PAGE_ORDER));
-	else
-		KUNIT_EXPECT_EQ(test, ctx->tpmu.nr_chunks, p->nr_pages);
+	/*
+	 * The fixture did force chunks smaller than on fresh memory where
+	 * those are above AUX_FRAG_ORDER, or single pages as always...
+	 */
+	if (!p->caps)
+		KUNIT_EXPECT_EQ(test, ctx->tpmu.nr_chunks, nr_pages);
+	else if (fresh_order > AUX_FRAG_ORDER)
+		KUNIT_EXPECT_GT(test, ctx->tpmu.nr_chunks, nr_pages >> fresh_order);
 	/* ...and no attempt at a large chunk reclaimed or compacted for it. */
 	KUNIT_EXPECT_EQ(test, seen.costly, 0);
 }
@@ -640,8 +765,9 @@ static struct kunit_case aux_test_cases[] = {
 	KUNIT_CASE_PARAM(aux_no_sg_overwrite_is_one_chunk_or_fails,
 			 no_sg_gen_params),
 	KUNIT_CASE_PARAM(aux_buffer_frees_all_pages, free_gen_params),
-	KUNIT_CASE_PARAM(aux_prefer_large_falls_back_without_reclaim,
-			 fragmented_gen_params),
+	KUNIT_CASE_PARAM_ATTR(aux_prefer_large_falls_back_without_reclaim,
+			      fragmented_gen_params,
+			      { .speed = KUNIT_SPEED_SLOW }),
 	{}
 };
 

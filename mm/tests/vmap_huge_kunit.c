@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit tests for vmap() with VM_ALLOW_HUGE_VMAP: which kernel page table
+ * entries map a page array made of runs of physically contiguous pages.
+ *
+ * Each case builds a page array, maps it, and counts the PMD blocks, groups
+ * of contiguous PTEs and plain PTEs of init_mm that map the area.
+ * The counts expected follow from how the case laid out its pages and the
+ * sizes of the entries this kernel can use; every page is also checked to
+ * be mapped to the right physical page, by the tables and by a read through
+ * the mapping. The largest block taken is bounded (VMAP_TEST_MAX_BYTES) so
+ * the suite behaves the same with any page size on any machine.
+ */
+#include <kunit/test.h>
+#include <linux/gfp.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/sizes.h>
+#include <linux/vmalloc.h>
+
+MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING");
+
+/* No block larger than this, nor than 1/64 of memory, is ever allocated. */
+#define VMAP_TEST_MAX_BYTES	SZ_32M
+#define VMAP_TEST_MAX_BLOCKS	8
+
+struct vmap_census {
+	unsigned int blocks;	/* PMD blocks */
+	unsigned int groups;	/* groups of contiguous PTEs */
+	unsigned int ptes;	/* plain PTEs */
+};
+
+struct vmap_test {
+	struct page *block[VMAP_TEST_MAX_BLOCKS];
+	unsigned int order[VMAP_TEST_MAX_BLOCKS];
+	unsigned int nr_blocks;
+	struct page **pages;
+	unsigned int nr_pages;
+	void *addr;
+};
+
+/* Pages in a group of contiguous PTEs, or 0 if vmap() cannot make one. */
+static unsigned int cont_pages(void)
+{
+	unsigned int shift = arch_vmap_pte_supported_shift(PMD_SIZE);
+
+	if (!IS_ENABLED(CONFIG_HUGETLB_PAGE) || shift == PAGE_SHIFT)
+		return 0;
+	return 1U << (shift - PAGE_SHIFT);
+}
+
+/* Pages in a PMD block, or 0 if vmap() cannot make one or it is too big. */
+static unsigned int block_pages(void)
+{
+	unsigned long nr;
+
+	if (!IS_ENABLED(CONFIG_HAVE_ARCH_HUGE_VMALLOC) ||
+	    !arch_vmap_pmd_supported(PAGE_KERNEL))
+		return 0;
+	nr = PMD_SIZE >> PAGE_SHIFT;
+	if (nr > VMAP_TEST_MAX_BYTES >> PAGE_SHIFT || nr > totalram_pages() / 64)
+		return 0;
+	return nr;
+}
+
+static int vmap_test_init(struct kunit *test)
+{
+	struct vmap_test *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+
+	if (!t)
+		return -ENOMEM;
+	test->priv = t;
+	return 0;
+}
+
+static void vmap_test_exit(struct kunit *test)
+{
+	struct vmap_test *t = test->priv;
+	unsigned int i;
+
+	if (t->addr)
+		vunmap(t->addr);
+	for (i = 0; i < t->nr_blocks; i++)
+		__free_pages(t->block[i], t->order[i]);
+	kvfree(t->pages);
+}
+
+/* An aligned block of 2^order pages, not compound (as the AUX area's). */
+static struct page *take_block(struct kunit *test, unsigned int order)
+{
+	struct vmap_test *t = test->priv;
+	struct page *page;
+
+	KUNIT_ASSERT_LT(test, t->nr_blocks, VMAP_TEST_MAX_BLOCKS);
+	KUNIT_ASSERT_LE(test, PAGE_SIZE << order, VMAP_TEST_MAX_BYTES);
+	page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, order);
+	if (!page)
+		kunit_skip(test, "no free order-%u block", order);
+	t->block[t->nr_blocks] = page;
+	t->order[t->nr_blocks++] = order;
+	return page;
+}
+
+static struct page **page_array(struct kunit *test, unsigned int nr)
+{
+	struct vmap_test *t = test->priv;
+
+	t->pages = kvcalloc(nr, sizeof(*t->pages), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t->pages);
+	t->nr_pages = nr;
+	return t->pages;
+}
+
+/* @nr pages of which no two are physically adjacent in array order. */
+static void add_scattered(struct kunit *test, struct page **pages,
+			  unsigned int nr)
+{
+	struct page *block = take_block(test, order_base_2(nr));
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		pages[i] = block + nr - 1 - i;
+}
+
+static void add_run(struct page **pages, struct page *first, unsigned int nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		pages[i] = first + i;
+}
+
+/* Page @idx of the area is mapped to its own page, as the CPU sees it. */
+static void check_page(struct kunit *test, unsigned int idx)
+{
+	struct vmap_test *t = test->priv;
+	void *addr = t->addr + idx * PAGE_SIZE;
+
+	KUNIT_EXPECT_PTR_EQ_MSG(test, vmalloc_to_page(addr), t->pages[idx],
+				"page %u of the area", idx);
+	KUNIT_EXPECT_EQ_MSG(test, *(unsigned long *)addr, idx,
+			    "page %u read through the mapping", idx);
+}
+
+/* Count the entries that map the area, checking every page they map. */
+static void census(struct kunit *test, struct vmap_census *c)
+{
+	struct vmap_test *t = test->priv;
+	unsigned long size;
+	unsigned int idx, i;
+
+	memset(c, 0, sizeof(*c));
+	for (idx = 0; idx < t->nr_pages; idx++)
+		*(unsigned long *)page_address(t->pages[idx]) = idx;
+
+	for (idx = 0; idx < t->nr_pages; idx += size >> PAGE_SHIFT) {
+		void *addr = t->addr + idx * PAGE_SIZE;
+
+		size = vmalloc_entry_size(addr);
+		KUNIT_ASSERT_NE_MSG(test, size, 0, "page %u is not mapped", idx);
+		KUNIT_ASSERT_LE_MSG(test, size, PMD_SIZE,
+				    "a PUD block maps page %u", idx);
+		KUNIT_ASSERT_TRUE(test, IS_ALIGNED((unsigned long)addr, size));
+		KUNIT_ASSERT_LE(test, idx + (size >> PAGE_SHIFT), t->nr_pages);
+		if (size == PMD_SIZE)
+			c->blocks++;
+		else if (size > PAGE_SIZE)
+			c->groups++;
+		else
+			c->ptes++;
+		for (i = 0; i < size >> PAGE_SHIFT; i++) {
+			/* Every PTE of a group says it is in one. */
+			if (size < PMD_SIZE)
+				KUNIT_EXPECT_EQ(test, size,
+						vmalloc_entry_size(addr + i * PAGE_SIZE));
+			check_page(test, idx + i);
+		}
+	}
+}
+
+static void map_and_count(struct kunit *test, unsigned long flags,
+			  struct vmap_census *c)
+{
+	struct vmap_test *t = test->priv;
+
+	t->addr = vmap(t->pages, t->nr_pages, VM_MAP | flags, PAGE_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t->addr);
+	census(test, c);
+}
+
+static void expect_census(struct kunit *test, const struct vmap_census *c,
+			  unsigned int blocks, unsigned int groups,
+			  unsigned int ptes)
+{
+	KUNIT_EXPECT_EQ_MSG(test, c->blocks, blocks, "PMD blocks");
+	KUNIT_EXPECT_EQ_MSG(test, c->groups, groups, "contiguous PTE groups");
+	KUNIT_EXPECT_EQ_MSG(test, c->ptes, ptes, "PTEs");
+}
+
+/* Pages none of which is next to another: one PTE each. */
+static void vmap_huge_scattered(struct kunit *test)
+{
+	struct vmap_census c;
+
+	add_scattered(test, page_array(test, 32), 32);
+	map_and_count(test, VM_ALLOW_HUGE_VMAP, &c);
+	expect_census(test, &c, 0, 0, 32);
+}
+
+/* A PMD-sized aligned run, then a single page: one block, one PTE. */
+static void vmap_huge_pmd_block(struct kunit *test)
+{
+	unsigned int nr = block_pages();
+	struct page **pages;
+	struct vmap_census c;
+
+	if (!nr)
+		kunit_skip(test, "no PMD block of at most %u MiB for vmap() here",
+			   VMAP_TEST_MAX_BYTES / SZ_1M);
+	pages = page_array(test, nr + 1);
+	add_run(pages, take_block(test, ilog2(nr)), nr);
+	add_scattered(test, pages + nr, 1);
+	map_and_count(test, VM_ALLOW_HUGE_VMAP, &c);
+	expect_census(test, &c, 1, 0, 1);
+}
+
+/* Two aligned runs of a contiguous-PTE group each, then three pages. */
+static void vmap_huge_cont_groups(struct kunit *test)
+{
+	unsigned int nr = cont_pages();
+	struct page **pages;
+	struct vmap_census c;
+
+	if (!nr)
+		kunit_skip(test, "no contiguous PTEs here (arm64 needs CONFIG_HUGETLB_PAGE)");
+	pages = page_array(test, 2 * nr + 3);
+	add_run(pages, take_block(test, ilog2(nr)), nr);
+	add_run(pages + nr, take_block(test, ilog2(nr)), nr);
+	add_scattered(test, pages + 2 * nr, 3);
+	map_and_count(test, VM_ALLOW_HUGE_VMAP, &c);
+	expect_census(test, &c, 0, 2, 3);
+}
+
+/* The smallest entry larger than a page, and whether it is a block. */
+static unsigned int granule_pages(struct kunit *test, bool *is_block)
+{
+	unsigned int nr = cont_pages();
+
+	*is_block = !nr;
+	if (!nr)
+		nr = block_pages();
+	if (!nr)
+		kunit_skip(test, "vmap() maps with pages only here");
+	return nr;
+}
+
+static void expect_granules(struct kunit *test, const struct vmap_census *c,
+			    bool is_block, unsigned int granules,
+			    unsigned int ptes)
+{
+	expect_census(test, c, is_block ? granules : 0,
+		      is_block ? 0 : granules, ptes);
+}
+
+/*
+ * The AUX area's layout: chunks of decreasing order. The largest entry
+ * there is, a smaller group where there is one, then an order-2 chunk
+ * and single pages that take PTEs.
+ */
+static void vmap_huge_mixed_orders(struct kunit *test)
+{
+	unsigned int blk = block_pages(), grp = cont_pages();
+	unsigned int nr = blk + grp + 4 + 2, i = 0;
+	struct page **pages;
+	struct vmap_census c;
+
+	if (!blk && !grp)
+		kunit_skip(test, "vmap() maps with pages only here");
+	pages = page_array(test, nr);
+	if (blk) {
+		add_run(pages, take_block(test, ilog2(blk)), blk);
+		i += blk;
+	}
+	if (grp) {
+		add_run(pages + i, take_block(test, ilog2(grp)), grp);
+		i += grp;
+	}
+	add_run(pages + i, take_block(test, 2), 4);
+	add_scattered(test, pages + i + 4, 2);
+	map_and_count(test, VM_ALLOW_HUGE_VMAP, &c);
+	expect_census(test, &c, blk ? 1 : 0, grp ? 1 : 0, 4 + 2);
+}
+
+/*
+ * A run long enough for two entries that starts one page into an aligned
+ * block: physical and virtual addresses never agree on the alignment, so
+ * nothing larger than a page can map it.
+ */
+static void vmap_huge_misaligned_run(struct kunit *test)
+{
+	bool is_block;
+	unsigned int nr = granule_pages(test, &is_block);
+	struct vmap_census c;
+
+	add_run(page_array(test, 2 * nr - 1),
+		take_block(test, ilog2(nr) + 1) + 1, 2 * nr - 1);
+	map_and_count(test, VM_ALLOW_HUGE_VMAP, &c);
+	expect_granules(test, &c, is_block, 0, 2 * nr - 1);
+}
+
+/*
+ * Two aligned granules of one block with a foreign page in the middle of
+ * the first: the first is mapped with PTEs, the second is still whole.
+ */
+static void vmap_huge_broken_run(struct kunit *test)
+{
+	bool is_block;
+	unsigned int nr = granule_pages(test, &is_block);
+	struct page **pages = page_array(test, 2 * nr);
+	struct vmap_census c;
+
+	add_run(pages, take_block(test, ilog2(nr) + 1), 2 * nr);
+	add_scattered(test, pages + nr / 2, 1);
+	map_and_count(test, VM_ALLOW_HUGE_VMAP, &c);
+	expect_granules(test, &c, is_block, 1, nr);
+}
+
+/* Without VM_ALLOW_HUGE_VMAP, vmap() maps every page with a PTE. */
+static void vmap_huge_not_asked(struct kunit *test)
+{
+	bool is_block;
+	unsigned int nr = granule_pages(test, &is_block);
+	struct vmap_census c;
+
+	add_run(page_array(test, 2 * nr), take_block(test, ilog2(nr) + 1),
+		2 * nr);
+	map_and_count(test, 0, &c);
+	expect_granules(test, &c, is_block, 0, 2 * nr);
+}
+
+static struct kunit_case vmap_huge_cases[] = {
+	KUNIT_CASE(vmap_huge_scattered),
+	KUNIT_CASE(vmap_huge_pmd_block),
+	KUNIT_CASE(vmap_huge_cont_groups),
+	KUNIT_CASE(vmap_huge_mixed_orders),
+	KUNIT_CASE(vmap_huge_misaligned_run),
+	KUNIT_CASE(vmap_huge_broken_run),
+	KUNIT_CASE(vmap_huge_not_asked),
+	{}
+};
+
+static struct kunit_suite vmap_huge_suite = {
+	.name = "vmap_huge",
+	.init = vmap_test_init,
+	.exit = vmap_test_exit,
+	.test_cases = vmap_huge_cases,
+};
+
+kunit_test_suite(vmap_huge_suite);
+
+MODULE_DESCRIPTION("KUnit tests for huge mappings made by vmap()");
+MODULE_LICENSE("GPL");
