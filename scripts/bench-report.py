@@ -143,16 +143,19 @@ def aux_table(rows):
     sel = [r for r in rows if r.get('part') == 'aux']
     if not sel:
         return []
-    print('\n4. AUX buffer allocation (series, perf_aux KUnit suite): default PMU vs'
+    print('\n4. AUX buffer allocation and mapping (series, perf_aux KUnit suite): default PMU vs'
           ' PERF_PMU_CAP_AUX_PREFER_LARGE,\n   fresh memory vs no free block above order 3;'
+          ' entries = page table entries of the buffer mapped as SPE/TRBE do, vmap(VM_ALLOW_HUGE_VMAP)\n'
+          '   (PMD blocks + contiguous PTE groups + PTEs), and of a plain vmap() as in v7.3;'
           ' instructions = guest ns under -icount shift=0')
-    print('  %-8s %-13s %-10s %7s %14s %16s %22s' % (
-        'size', 'pmu', 'memory', 'chunks', 'instructions', 'task rcl/cmp', 'all allocstall/cmpct'))
+    print('  %-8s %-13s %-10s %7s %18s %8s %14s %14s %22s' % (
+        'size', 'pmu', 'memory', 'chunks', 'entries (b+g+p)', 'plain', 'instructions',
+        'task rcl/cmp', 'all allocstall/cmpct'))
     out = []
-    for pages in sorted({r['pages'] for r in sel}):
+    for kib in sorted({r['kib'] for r in sel}):
         for pmu in ('default', 'prefer-large'):
             for state in ('fresh', 'fragmented'):
-                m = [r for r in sel if r['pages'] == pages and r['pmu'] == pmu and r['state'] == state]
+                m = [r for r in sel if r['kib'] == kib and r['pmu'] == pmu and r['state'] == state]
                 if not m:
                     continue
                 r = m[-1]
@@ -160,8 +163,10 @@ def aux_table(rows):
                 if state == 'fragmented':
                     task = '%d/%d' % (r['reclaim'], r['compact'])
                     all_ = '+%d/+%d' % (r['allocstall'], r['compact_stall'])
-                print('  %-8s %-13s %-10s %7d %14d %16s %22s' % (
-                    '%d MiB' % (pages // 256), pmu, state, r['chunks'], r['ns'], task, all_))
+                ent = '%d (%d+%d+%d)' % (r['entries'], r['blocks'], r['groups'], r['ptes'])
+                print('  %-8s %-13s %-10s %7d %18s %8d %14d %14s %22s' % (
+                    '%d MiB' % (kib // 1024), pmu, state, r['chunks'], ent, r['plain'], r['ns'],
+                    task, all_))
                 out.append({k: v for k, v in r.items() if k not in ('part', 'kernel')})
     return out
 

@@ -103,9 +103,10 @@ case ,$parts, in *,callchain,*)
 esac
 
 # The AUX allocator, from the perf_aux KUnit suite that ran at boot (the
-# host boots with kunit.filter_glob=perf_aux for this part): chunks and
-# time of each rb_alloc_aux(), and for the fragmented cases the direct
-# reclaim/compaction of the allocating task and of all tasks. Under
+# host boots with kunit.filter_glob=perf_aux for this part): chunks, page
+# table entries and time of each rb_alloc_aux(), and for the fragmented
+# cases the direct reclaim/compaction of the allocating task and of all
+# tasks. Under
 # -icount shift=0 a nanosecond of guest time is one instruction.
 case ,$parts, in *,aux,*)
 	dmesg | sed -n 's/^\[[ 0-9.]*\] *//; s/^# [a-z_]*: //p' | awk '
@@ -124,12 +125,20 @@ case ,$parts, in *,aux,*)
 		desc = $0; sub(/: [0-9]+ pages \(.*/, "", desc)
 		pmu = desc ~ /^prefer-large/ ? "prefer-large" : desc ~ /^no-sg/ ? "no-sg" : "default"
 		state = desc ~ /fragmented/ ? "fragmented" : "fresh"
-		if (desc ~ /overwrite|watermark/)
+		if (desc ~ /overwrite|watermark|freed/)
 			next
 		match($0, /chunks=[0-9]+/); chunks = substr($0, RSTART + 7, RLENGTH - 7)
 		match($0, /[0-9]+ ns$/); ns = substr($0, RSTART, RLENGTH - 3)
 		match($0, /: [0-9]+ pages/); pages = substr($0, RSTART + 2, RLENGTH - 8)
-		line = "BENCH part=aux pmu=" pmu " state=" state " pages=" pages " chunks=" chunks " ns=" ns
+		match($0, /\([0-9]+ KiB\)/); kib = substr($0, RSTART + 1, RLENGTH - 6)
+		match($0, /entries=[0-9]+/); entries = substr($0, RSTART + 8, RLENGTH - 8)
+		match($0, /[0-9]+ PMD blocks/); blocks = substr($0, RSTART, RLENGTH - 11)
+		match($0, /[0-9]+ contiguous PTE groups/); groups = substr($0, RSTART, RLENGTH - 22)
+		match($0, /[0-9]+ PTEs/); ptes = substr($0, RSTART, RLENGTH - 5)
+		match($0, /plain vmap\(\) [0-9]+/); plain = substr($0, RSTART + 13, RLENGTH - 13)
+		line = "BENCH part=aux pmu=" pmu " state=" state " pages=" pages " kib=" kib \
+			" chunks=" chunks " entries=" entries " blocks=" blocks " groups=" groups \
+			" ptes=" ptes " plain=" plain " ns=" ns
 		if (state == "fragmented")
 			line = line " reclaim=" reclaim " compact=" compact " allocstall=" allocstall " compact_stall=" compact_stall
 		print line

@@ -56,11 +56,10 @@ struct aux_test_pmu {
 	int nr_chunks;
 	int chunks[NR_PAGE_ORDERS];
 	bool bad_chunk;
-	/* How vmap(VM_ALLOW_HUGE_VMAP) mapped them. */
+	/* How vmap(VM_ALLOW_HUGE_VMAP) mapped them, and a plain vmap(). */
 	void *base;
-	int blocks;		/* PMD blocks */
-	int groups;		/* groups of contiguous PTEs */
-	int ptes;		/* other PTEs */
+	int entries[3];		/* PMD blocks, contiguous PTE groups, PTEs */
+	int plain_entries;
 };
 
 struct aux_test_ctx {
@@ -93,12 +92,36 @@ static void aux_test_record_chunks(struct aux_test_pmu *tpmu, void **pages,
 	}
 }
 
-/* Map the buffer as SPE and TRBE do and count the entries that map it. */
+/*
+ * Count the entries that map @nr_pages at @base into @n[0..2]: PMD blocks,
+ * contiguous PTE groups, PTEs. False if a page is not mapped to @pages.
+ */
+static bool aux_count_entries(void *base, void **pages, int nr_pages, int *n)
+{
+	unsigned long size;
+	int i;
+
+	for (i = 0; i < nr_pages; i += size >> PAGE_SHIFT) {
+		size = vmalloc_entry_size(base + i * PAGE_SIZE);
+		if (!size || size > PMD_SIZE ||
+		    vmalloc_to_page(base + i * PAGE_SIZE) !=
+		    virt_to_page(pages[i]))
+			return false;
+		n[size == PMD_SIZE ? 0 : size > PAGE_SIZE ? 1 : 2]++;
+	}
+	return true;
+}
+
+/*
+ * Map the buffer as SPE and TRBE do and count the entries that map it;
+ * count those of a plain vmap() of it too, which maps page by page.
+ */
 static void aux_test_map(struct aux_test_pmu *tpmu, void **pages,
 			 int nr_pages)
 {
 	struct page **pglist;
-	unsigned long size;
+	int n[3] = {};
+	void *plain;
 	int i;
 
 	pglist = kcalloc(nr_pages, sizeof(*pglist), GFP_KERNEL);
@@ -108,25 +131,16 @@ static void aux_test_map(struct aux_test_pmu *tpmu, void **pages,
 		pglist[i] = virt_to_page(pages[i]);
 	tpmu->base = vmap(pglist, nr_pages, VM_MAP | VM_ALLOW_HUGE_VMAP,
 			  PAGE_KERNEL);
+	plain = vmap(pglist, nr_pages, VM_MAP, PAGE_KERNEL);
 	kfree(pglist);
-	if (!tpmu->base)
-		return;
 
-	for (i = 0; i < nr_pages; i += size >> PAGE_SHIFT) {
-		size = vmalloc_entry_size(tpmu->base + i * PAGE_SIZE);
-		if (size == PMD_SIZE)
-			tpmu->blocks++;
-		else if (size > PAGE_SIZE)
-			tpmu->groups++;
-		else
-			tpmu->ptes++;
-		if (!size || size > PMD_SIZE ||
-		    vmalloc_to_page(tpmu->base + i * PAGE_SIZE) !=
-		    virt_to_page(pages[i]))
-			tpmu->bad_chunk = true;
-		if (!size)
-			break;
-	}
+	if (!tpmu->base || !plain ||
+	    !aux_count_entries(tpmu->base, pages, nr_pages, tpmu->entries) ||
+	    !aux_count_entries(plain, pages, nr_pages, n))
+		tpmu->bad_chunk = true;
+	tpmu->plain_entries = n[0] + n[1] + n[2];
+	if (plain)
+		vunmap(plain);
 }
 
 static void *aux_test_setup_aux(struct perf_event *event, void **pages,
@@ -204,6 +218,11 @@ static int aux_test_alloc(struct kunit *test, unsigned int caps,
 	return ret;
 }
 
+static int aux_entries(struct aux_test_pmu *tpmu)
+{
+	return tpmu->entries[0] + tpmu->entries[1] + tpmu->entries[2];
+}
+
 /*
  * Log the chunks the fake PMU was given, largest first, the entries that map
  * them, and how long the allocation took (under QEMU -icount shift=0, a
@@ -223,12 +242,12 @@ static void aux_test_report(struct kunit *test, const char *what)
 					 order);
 	}
 	buf[len] = '\0';
-	kunit_info(test, "%s: %d pages (%lu KiB), chunks=%d:%s, entries=%d (%d PMD blocks, %d contiguous PTE groups, %d PTEs), %llu ns\n",
+	kunit_info(test, "%s: %d pages (%lu KiB), chunks=%d:%s, entries=%d (%d PMD blocks, %d contiguous PTE groups, %d PTEs; plain vmap() %d), %llu ns\n",
 		   what, tpmu->nr_pages,
 		   (unsigned long)tpmu->nr_pages << (PAGE_SHIFT - 10),
-		   tpmu->nr_chunks, buf,
-		   tpmu->blocks + tpmu->groups + tpmu->ptes, tpmu->blocks,
-		   tpmu->groups, tpmu->ptes, ctx->alloc_ns);
+		   tpmu->nr_chunks, buf, aux_entries(tpmu), tpmu->entries[0],
+		   tpmu->entries[1], tpmu->entries[2], tpmu->plain_entries,
+		   ctx->alloc_ns);
 }
 
 /*
@@ -341,8 +360,7 @@ static void aux_check_layout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tpmu->chunks[order], nr_chunks);
 	/* Chunks that happen to be adjacent may need fewer entries. */
 	KUNIT_EXPECT_NOT_NULL(test, tpmu->base);
-	KUNIT_EXPECT_LE(test, tpmu->blocks + tpmu->groups + tpmu->ptes,
-			aux_entries_needed(tpmu));
+	KUNIT_EXPECT_LE(test, aux_entries(tpmu), aux_entries_needed(tpmu));
 }
 
 static const struct aux_layout_case default_pmu_cases[] = {
