@@ -115,14 +115,15 @@ def cmd_parse(arch, log, out_json, required_file=None):
     text = open(log, errors='replace').read().splitlines()
     required, may_skip = [], []
     if required_file:
-        # NAME or NAME@ARCH; a name without a wildcard must also report;
-        # !SUITE: CASE[@ARCH] is a case whose skip there is expected.
+        # NAME or NAME@ARCH (ARCH may name a variant: arm64-64k); a name
+        # without a wildcard must also report; !SUITE: CASE[@ARCH] is a
+        # case whose skip there is expected.
         for l in open(required_file):
             r = l.split('#')[0].strip()
             if not r:
                 continue
             name, _, only = r.partition('@')
-            if only and only != arch.split()[0]:
+            if only and only not in (arch.split()[0], '-'.join(arch.split())):
                 continue
             if name.startswith('!'):
                 may_skip.append(name[1:])

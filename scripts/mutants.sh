@@ -36,6 +36,8 @@ ALL=(
 	"without-unwinder|arm64|revert:arm64: Add the frame pointer user unwinder|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DH *;$DI *;perf_events:deferred_exec: *;perf_events:deferred_output: *;$DE *"
 	"without-deferred-leaf-fixup|arm64|revert:perf machine: Fix up arm64 leaf frames of deferred callchains too|perf:page_fault_events: perf record --call-graph fp,defer, stopped*"
 	"without-no-reclaim|arm64|revert:perf/core: Don't reclaim or compact for AUX pages a PMU only prefers large|$PA prefer-large, * MiB, fragmented"
+	"without-no-retry|arm64|revert:perf/core: Don't retry AUX chunk orders that already failed|$PA prefer-large, * MiB, fragmented"
+	"without-no-reclaim|x86_64|revert:perf/core: Don't reclaim or compact for AUX pages a PMU only prefers large|$PA prefer-large, * MiB, fragmented"
 	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *;$VH *"
 	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *;$VH vmap_huge_[!c]*"
 	"requester-only-records|arm64|mutate:requester-only-records deferred records only to events with defer_callchain|perf_events:deferred_output: *;$DF deferred.cpu_clock.*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DH *;$DI *"

@@ -16,6 +16,7 @@
 
 #include <kunit/test.h>
 #include <linux/gfp.h>
+#include <linux/kprobes.h>
 #include <linux/list.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
@@ -336,8 +337,7 @@ static void aux_check_layout(struct kunit *test)
 	int nr_chunks = nr_pages >> order;
 	int ret;
 
-	/* A NO_SG buffer that cannot be one chunk still takes two. */
-	aux_check_budget(test, p->err ? 2 * p->size : p->size);
+	aux_check_budget(test, p->size);
 	if (order && aux_free_blocks(order) < nr_chunks)
 		kunit_skip(test, "fewer than %d free order-%d blocks",
 			   nr_chunks, order);
@@ -628,6 +628,8 @@ struct aux_stall_probe {
 	int compact;
 	int costly;		/* of either kind, above the costly order */
 	int max_order;
+	int tries;		/* allocation attempts above the costly order */
+	struct kprobe kp;
 };
 
 static void aux_stall_count(struct aux_stall_probe *sp, int order, int *nr)
@@ -656,6 +658,21 @@ static void aux_probe_compact(void *data, int order, gfp_t gfp, int prio)
 	aux_stall_count(sp, order, &sp->compact);
 }
 #endif
+
+/*
+ * alloc_pages_node(nid, gfp, order), which rb_alloc_aux() calls for every
+ * chunk it tries, called by the test's task above the costly order.
+ */
+static int aux_probe_alloc(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct aux_stall_probe *sp = container_of(kp, struct aux_stall_probe,
+						  kp);
+
+	if (current == sp->task &&
+	    regs_get_kernel_argument(regs, 2) > PAGE_ALLOC_COSTLY_ORDER)
+		sp->tries++;
+	return 0;
+}
 
 static void aux_stall_probe_unregister(void *data)
 {
@@ -689,6 +706,27 @@ static int aux_stall_probe_register(struct kunit *test,
 	return kunit_add_action_or_reset(test, aux_stall_probe_unregister, sp);
 }
 
+static void aux_alloc_probe_unregister(void *data)
+{
+	struct aux_stall_probe *sp = data;
+
+	unregister_kprobe(&sp->kp);
+}
+
+/* Count the test task's calls of the page allocator above the costly order. */
+static int aux_alloc_probe_register(struct kunit *test,
+				    struct aux_stall_probe *sp)
+{
+	int ret;
+
+	sp->kp.symbol_name = "alloc_pages_node_noprof";
+	sp->kp.pre_handler = aux_probe_alloc;
+	ret = register_kprobe(&sp->kp);
+	if (ret)
+		return ret;
+	return kunit_add_action_or_reset(test, aux_alloc_probe_unregister, sp);
+}
+
 static const struct aux_layout_case fragmented_cases[] = {
 	{ .desc = "default PMU, 1 MiB, fragmented", .size = SZ_1M },
 	{ .desc = "default PMU, 4 MiB, fragmented", .size = SZ_4M },
@@ -713,8 +751,8 @@ static void aux_prefer_large_falls_back_without_reclaim(struct kunit *test)
 	unsigned long *events;
 	int nr_pages = p->size >> PAGE_SHIFT;
 	/* PREFER_LARGE, watermark half the buffer */
-	int fresh_order = aux_chunk_order(p->size / 2);
-	int ret;
+	int fresh_order = p->caps ? aux_chunk_order(p->size / 2) : 0;
+	int ret, order, large = 0;
 
 	events = kunit_kcalloc(test, NR_VM_EVENT_ITEMS, sizeof(*events),
 			       GFP_KERNEL);
@@ -725,7 +763,10 @@ static void aux_prefer_large_falls_back_without_reclaim(struct kunit *test)
 		kunit_skip(test, "takes nearly all free memory; runs with aux_kunit.fragment=1");
 	if (!IS_ENABLED(CONFIG_TRACEPOINTS))
 		kunit_skip(test, "needs CONFIG_TRACEPOINTS to see direct reclaim");
+	if (!IS_ENABLED(CONFIG_KPROBES))
+		kunit_skip(test, "needs CONFIG_KPROBES to count allocation attempts");
 	KUNIT_ASSERT_EQ(test, aux_stall_probe_register(test, sp), 0);
+	KUNIT_ASSERT_EQ(test, aux_alloc_probe_register(test, sp), 0);
 	frag = kunit_kzalloc(test, sizeof(*frag), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, frag);
 	INIT_LIST_HEAD(&frag->held);
@@ -749,14 +790,17 @@ static void aux_prefer_large_falls_back_without_reclaim(struct kunit *test)
 	sp->compact = 0;
 	sp->costly = 0;
 	sp->max_order = 0;
+	sp->tries = 0;
 	aux_read_stalls(events, &before);
 	ret = aux_test_alloc(test, p->caps, p->size, p->wm, p->overwrite);
 	aux_read_stalls(events, &after);
 	seen = *sp;
+	for (order = AUX_FRAG_ORDER + 1; order <= MAX_PAGE_ORDER; order++)
+		large += ctx->tpmu.chunks[order];
 
-	kunit_info(test, "rb_alloc_aux() = %d; this task: direct reclaim %d, direct compaction %d, highest order %d; all tasks: allocstall +%lu, compact_stall +%lu\n",
+	kunit_info(test, "rb_alloc_aux() = %d; this task: direct reclaim %d, direct compaction %d, highest order %d, allocations above order %d tried %d; all tasks: allocstall +%lu, compact_stall +%lu\n",
 		   ret, seen.reclaim, seen.compact, seen.max_order,
-		   after.reclaim - before.reclaim,
+		   AUX_FRAG_ORDER, seen.tries, after.reclaim - before.reclaim,
 		   after.compact - before.compact);
 	KUNIT_ASSERT_EQ(test, ret, 0);
 	aux_test_report(test, p->desc);
@@ -769,8 +813,15 @@ static void aux_prefer_large_falls_back_without_reclaim(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, ctx->tpmu.nr_chunks, nr_pages);
 	else if (fresh_order > AUX_FRAG_ORDER)
 		KUNIT_EXPECT_GT(test, ctx->tpmu.nr_chunks, nr_pages >> fresh_order);
-	/* ...and no attempt at a large chunk reclaimed or compacted for it. */
+	/* ...no attempt at a large chunk reclaimed or compacted for it... */
 	KUNIT_EXPECT_EQ(test, seen.costly, 0);
+	/*
+	 * ...and an order that failed was not tried again: at most one
+	 * failure per order above AUX_FRAG_ORDER, and one success per chunk
+	 * above it.
+	 */
+	KUNIT_EXPECT_LE(test, seen.tries,
+			max(fresh_order - AUX_FRAG_ORDER, 0) + large);
 }
 
 static struct kunit_case aux_test_cases[] = {
