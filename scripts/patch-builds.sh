@@ -96,8 +96,9 @@ files=$(git -C "$SRC" diff --name-only --diff-filter=AM base.."$branch" -- '*.c'
 # spaces"), the same at the base and at the series, so the comparison
 # cancels them. 0.6.4 also cannot fold the __builtin_strlen() in
 # MODULE_INFO()'s static_assert(): "bad constant expression" on a
-# MODULE_*() line is dropped. Findings are compared with their number of
-# occurrences, so one more of a kind the base already has still counts.
+# MODULE_*() or module_param*() line (which expands to one) is dropped.
+# Findings are compared with their number of occurrences, so one more of
+# a kind the base already has still counts.
 sparse_cf="-D__typeof_unqual__=__typeof__ -fmax-errors=100000 -fmax-warnings=100000"
 sparse_ok=1
 if [ "$(cd "$SRC" && scripts/checker-valid.sh sparse --arch="$KARCH" $sparse_cf 2>/dev/null)" != 1 ]; then
@@ -122,7 +123,7 @@ sparse_findings() { # file: object up to date from gcc_findings
 			if [[ $line =~ ^([^:]+):([0-9]+):[0-9]+:\ error:\ bad\ constant\ expression$ ]]; then
 				f=${BASH_REMATCH[1]}
 				sed -n "${BASH_REMATCH[2]}p" "$f" 2>/dev/null |
-					grep -qE '^[[:space:]]*MODULE_[A-Z_]+\(' && continue
+					grep -qE '^[[:space:]]*(MODULE_[A-Z_]+|module_param[a-z_]*)\(' && continue
 			fi
 			printf '%s\n' "$line"
 		done | strip_lines
