@@ -106,10 +106,18 @@ esac
 # host boots with kunit.filter_glob=perf_aux for this part): chunks, page
 # table entries and time of each rb_alloc_aux(), and for the fragmented
 # cases the direct reclaim/compaction of the allocating task and of all
-# tasks. Under
-# -icount shift=0 a nanosecond of guest time is one instruction.
+# tasks. Under -icount shift=0 a nanosecond of guest time is one
+# instruction.
 case ,$parts, in *,aux,*)
 	dmesg | sed -n 's/^\[[ 0-9.]*\] *//; s/^# [a-z_]*: //p' | awk '
+	# The digits of what matches re in the line.
+	function num(re, v) {
+		if (!match($0, re))
+			return ""
+		v = substr($0, RSTART, RLENGTH)
+		gsub(/[^0-9]/, "", v)
+		return v
+	}
 	/rb_alloc_aux\(\) = / {
 		split($0, f, /[;,:] */)
 		for (i in f) {
@@ -127,15 +135,11 @@ case ,$parts, in *,aux,*)
 		state = desc ~ /fragmented/ ? "fragmented" : "fresh"
 		if (desc ~ /overwrite|watermark|freed/)
 			next
-		match($0, /chunks=[0-9]+/); chunks = substr($0, RSTART + 7, RLENGTH - 7)
-		match($0, /[0-9]+ ns$/); ns = substr($0, RSTART, RLENGTH - 3)
-		match($0, /: [0-9]+ pages/); pages = substr($0, RSTART + 2, RLENGTH - 8)
-		match($0, /\([0-9]+ KiB\)/); kib = substr($0, RSTART + 1, RLENGTH - 6)
-		match($0, /entries=[0-9]+/); entries = substr($0, RSTART + 8, RLENGTH - 8)
-		match($0, /[0-9]+ PMD blocks/); blocks = substr($0, RSTART, RLENGTH - 11)
-		match($0, /[0-9]+ contiguous PTE groups/); groups = substr($0, RSTART, RLENGTH - 22)
-		match($0, /[0-9]+ PTEs/); ptes = substr($0, RSTART, RLENGTH - 5)
-		match($0, /plain vmap\(\) [0-9]+/); plain = substr($0, RSTART + 13, RLENGTH - 13)
+		chunks = num("chunks=[0-9]+"); ns = num("[0-9]+ ns$")
+		pages = num(": [0-9]+ pages"); kib = num("\\([0-9]+ KiB\\)")
+		entries = num("entries=[0-9]+"); blocks = num("[0-9]+ PMD blocks")
+		groups = num("[0-9]+ contiguous PTE groups"); ptes = num("[0-9]+ PTEs")
+		plain = num("plain vmap\\(\\) [0-9]+")
 		line = "BENCH part=aux pmu=" pmu " state=" state " pages=" pages " kib=" kib \
 			" chunks=" chunks " entries=" entries " blocks=" blocks " groups=" groups \
 			" ptes=" ptes " plain=" plain " ns=" ns
