@@ -30,18 +30,15 @@ step_failed() {
 	rc=1
 }
 start=$SECONDS
-# What the per-patch builds of ARCH depend on: every commit's tree, the
-# configuration, the tools and the gate's own code. A rerun with the same
-# key proves nothing the last passing run did not (PATCH_BUILDS_CACHE=0
-# builds again anyway).
+# What the per-patch builds of ARCH depend on besides the harness and the
+# tools (verdict_key): every commit's tree, the configuration and sparse.
 patch_builds_key() {
 	{
 		git -C "$SRC" rev-parse 'base^{tree}'
 		git -C "$SRC" log --format=%T base..HEAD
-		cat "$OUT/.config" "$TOP/scripts/patch-builds.sh" "$TOP/scripts/lib.sh"
-		"${CROSS_COMPILE}gcc" --version | head -n 1
+		cat "$OUT/.config"
 		sparse --version
-	} | sha256sum | cut -d' ' -f1
+	} | verdict_key
 }
 # Each gate's header, and what the one before it cost (printed at the end).
 gate_times=()
@@ -74,14 +71,13 @@ for ARCH in $ARCHES; do
 	if [ -z "$built" ] && [ "${PATCH_BUILDS:-1}" = 1 ]; then
 		gate "$ARCH: builds after each patch, W=1, sparse"
 		pb=$BUILD/logs/$ARCH/patch-builds
-		# Kept beside the compiler cache, for any clone on this machine.
-		pbc=${XDG_CACHE_HOME:-$HOME/.cache}/arm64-trace-series/patch-builds-$ARCH
+		pbc=$VERDICTS/patch-builds-$ARCH
 		key=$(patch_builds_key)
-		if [ "${PATCH_BUILDS_CACHE:-1}" = 1 ] && [ "$(cat "$pbc.key" 2>/dev/null)" = "$key" ]; then
+		if [ "${VERDICT_CACHE:-1}" = 1 ] && [ "$(cat "$pbc.key" 2>/dev/null)" = "$key" ]; then
 			msg SAME "commits, configuration and tools as the passing run of $(date -r "$pbc.key" '+%F %T'): its verdicts stand"
 			cp "$pbc.ktap" "$pb.ktap"
 		elif with_progress "$ARCH patch builds" "$pb.ktap" "$TOP/scripts/patch-builds.sh"; then
-			mkdir -p "$(dirname "$pbc")"
+			mkdir -p "$VERDICTS"
 			cp "$pb.ktap" "$pbc.ktap"
 			echo "$key" >"$pbc.key"
 		else

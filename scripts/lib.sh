@@ -73,6 +73,23 @@ qemu_args() {
 	QEMU_ARGS=(-nodefaults -nic none -display none -no-reboot "${QEMU_MACHINE[@]}")
 }
 
+# The verdicts of gates whose inputs are all known (per-patch builds,
+# mutants) are kept beside the compiler cache, under a hash of those
+# inputs: a rerun with the same key proves nothing the passing run did
+# not, so it reuses the verdict (VERDICT_CACHE=0 runs the gate anyway).
+VERDICTS=${XDG_CACHE_HOME:-$HOME/.cache}/arm64-trace-series/verdicts
+# The key: stdin (what the gate itself depends on), the harness (every
+# tracked file under scripts/ and configs/) and the compiler and QEMU of
+# the current ARCH.
+verdict_key() {
+	{
+		cat
+		git -C "$TOP" ls-files -z scripts configs | (cd "$TOP" && xargs -0 sha256sum)
+		"${CROSS_COMPILE}gcc" --version | head -n 1
+		"$QEMU" --version | head -n 1
+	} | sha256sum | cut -d' ' -f1
+}
+
 # Run "$@" (output to LOG) and print a line every PROGRESS_EVERY seconds
 # while it runs: elapsed time, and how far it got: for a kbuild log the
 # objects compiled (of how many the last build of that tree compiled, if

@@ -88,6 +88,15 @@ patch_commit() {
 	[ -n "$c" ] && [ "$(echo "$c" | wc -l)" = 1 ] && echo "$c"
 }
 
+# What a mutant's verdict depends on: its line above, the mutated tree
+# (kernel, KUnit suites and selftests), the harness and the tools.
+mutant_key() {
+	{
+		echo "$1"
+		git_t rev-parse 'HEAD^{tree}'
+	} | verdict_key
+}
+
 mutate() {
 	case $1 in
 	revert:*)
@@ -125,8 +134,14 @@ for m in "${todo[@]}"; do
 	json=${log%.log}.json
 	rm -f "$log" "$json"
 	ok=
+	vc=$VERDICTS/mutant-$ARCH-$name
 	if ! out=$(mutate "$how" 2>&1); then
 		echo "# $out" >>"$ktap"
+	elif key=$(mutant_key "$m") && [ "${VERDICT_CACHE:-1}" = 1 ] &&
+		[ "$(cat "$vc.key" 2>/dev/null)" = "$key" ]; then
+		msg SAME "tree, harness and tools as the passing run of $(date -r "$vc.key" '+%F %T'): its verdict stands"
+		cat "$vc.ktap" >>"$ktap"
+		ok=1
 	elif ! build_guest; then
 		echo "# step $FAILED_STEP failed" >>"$ktap"
 	else
@@ -137,9 +152,15 @@ for m in "${todo[@]}"; do
 		IFS=';' read -r -a globs <<<"$fails"
 		if [ ! -f "$json" ]; then
 			echo "# no results from the guest, serial log $log" >>"$ktap"
-		elif python3 "$TOP/scripts/ktap.py" expect "$json" "${globs[@]}" | tee -a "$ktap"; then
+		elif python3 "$TOP/scripts/ktap.py" expect "$json" "${globs[@]}" >"$log.expect"; then
 			ok=1
+			mkdir -p "$VERDICTS"
+			cp "$log.expect" "$vc.ktap"
+			echo "$key" >"$vc.key"
+		else
+			rm -f "$vc.key"
 		fi
+		[ -f "$log.expect" ] && tee -a "$ktap" <"$log.expect"
 	fi
 	result="not ok"
 	[ -n "$ok" ] && result=ok
