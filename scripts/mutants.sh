@@ -43,6 +43,7 @@ ALL=(
 	"requester-only-records|arm64|mutate:requester-only-records deferred records only to events with defer_callchain|perf_events:deferred_output: *;$DF deferred.cpu_clock.*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DH *;$DI *"
 	"without-vmap-huge|arm64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_pmd_block;$VH vmap_huge_cont_groups;$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;kunit:arm_spe_pmu: *;kunit:arm_trbe: *;$PA prefer-large, 1 MiB;$PA prefer-large, 4 MiB;$PA prefer-large, 16 MiB;$PA prefer-large, 4 MiB, watermark 64 KiB;$PA prefer-large, * MiB, overwrite*;$PA no-sg, 64 KiB, overwrite;$PA no-sg, largest block, overwrite"
 	"without-vmap-huge|x86_64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_pmd_block;$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;$PA prefer-large, 4 MiB;$PA prefer-large, 16 MiB;$PA prefer-large, 4 MiB, overwrite*;$PA prefer-large, 16 MiB, overwrite;$PA no-sg, largest block, overwrite"
+	"without-etm-percpu-large|arm64|revert:coresight: perf: Prefer large AUX mappings with per-CPU sinks|kunit:coresight_test_suite: test_perf_prefer_large_aux"
 	"no-huge-aux-map|arm64|mutate:no-huge-aux-map SPE and TRBE vmap() their buffers page by page|kunit:arm_spe_pmu: *;kunit:arm_trbe: *"
 )
 
