@@ -34,6 +34,8 @@ def summary(values):
 
 def fault_table(rows):
     out, chart = [], {}
+    if not has(rows, 'fault'):
+        return out, chart
     print('\n1. Fault path: kernel instructions per fault (median of runs; spread = max - min)')
     for kind in ('anon-write', 'file-read'):
         print('\n  %-44s %10s %8s %8s %8s' % (kind, 'instr', 'spread', 'vs base', 'cost'))
@@ -73,7 +75,13 @@ def fault_table(rows):
     return out, chart
 
 
+def has(rows, part):
+    return any(r.get('part') == part for r in rows)
+
+
 def microbench_table(rows):
+    if not has(rows, 'microbench'):
+        return []
     print('\n2. microbench 100000: guest instructions for 100,000 write faults at 0xcafe0000')
     print('  %-20s %14s %12s %14s %8s' % ('kernel', 'kernel instr', 'spread', 'user instr', 'vs base'))
     out, base = [], None
@@ -91,6 +99,8 @@ def microbench_table(rows):
 
 
 def syscall_table(rows):
+    if not has(rows, 'syscall'):
+        return []
     print('\n5. System call: kernel instructions of one getppid() (runs of N and of 0 calls)')
     print('  %-20s %12s %8s %18s' % ('kernel', 'per call', 'spread', 'task_struct bytes'))
     out = []
@@ -116,6 +126,8 @@ def syscall_table(rows):
 
 
 def callchain_table(rows):
+    if not has(rows, 'callchain'):
+        return []
     print('\n3. Deferred callchains: cpu-clock every 200 us, --call-graph fp vs fp,defer')
     print('  %-10s %-9s %8s %10s %12s %14s %12s' % ('workload', 'mode', 'samples', 'bytes/smpl',
                                                      'smpl/record', 'kernel instr', 'vs fp'))
@@ -171,6 +183,68 @@ def aux_table(rows):
     return out
 
 
+def frag_table(rows):
+    sel = [r for r in rows if r.get('part') == 'frag']
+    if not sel:
+        return []
+    cols = [('series', 'default', 'default PMU'),
+            ('series', 'prefer-large', 'PREFER_LARGE'),
+            ('series-old', 'prefer-large', 'PREFER_LARGE, old')]
+    print('\n6. A long-running device (series, perf_aux_churn KUnit suite under page-cache,'
+          ' anonymous and kernel-object churn):\n   AUX buffers of 4 MiB per CPU and 64 MiB'
+          ' every 4th cycle, allocated and freed, for the default PMU (order-0 pages, what SPE\n'
+          '   and TRBE get on v7.3), PREFER_LARGE with the series\' allocation policy, and'
+          ' PREFER_LARGE with that policy reverted\n   ("old": reclaim and compaction for'
+          ' every order of every chunk, as PREFER_LARGE PMUs get on v7.3). Median over boots,'
+          ' [min, max].')
+    groups = [[r for r in sel if (r['kernel'], r['pmu']) == (k, p)] for k, p, _ in cols]
+    print('  %-36s' % 'after the run' + ''.join('%26s' % c for _, _, c in cols))
+
+    def mib(key):
+        return lambda r: r[key] * r['page_kib'] / 1024
+
+    metrics = [
+        ('boots', None),
+        ('AUX buffers (failed)', lambda r: r['buffers']),
+        ('  failed', lambda r: r['failed']),
+        ('  chunks', lambda r: r['chunks']),
+        ('  chunks above order 3', lambda r: r['large']),
+        ('  ms in rb_alloc_aux()', lambda r: r['alloc_us'] / 1000),
+        ('direct reclaim stalls (allocstall)', lambda r: r['allocstall']),
+        ('compaction stalls (compact_stall)', lambda r: r['compact_stall']),
+        ('  of which failed (compact_fail)', lambda r: r['compact_fail']),
+        ('pageblocks of mixed migrate types', lambda r: r['mixed']),
+        ('free MiB', mib('free_pages')),
+        ('  in blocks >= 64 KiB (order 4)', mib('free_o4')),
+        ('  in blocks >= 2 MiB (order 9)', mib('free_o9')),
+        ('free order-10 blocks', lambda r: r['blocks_o10']),
+        ('THP faults of 64 MiB served huge', lambda r: r['thp_alloc']),
+        ('  fell back to pages', lambda r: r['thp_fallback']),
+    ]
+    out = []
+    for name, fn in metrics:
+        cells = []
+        for g in groups:
+            if name == 'boots':
+                cells.append('%d' % len(g))
+                continue
+            vals = [fn(r) for r in g if r.get('ok') == 1 and 'page_kib' in r]
+            if not vals:
+                cells.append('-')
+                continue
+            m = st.median(vals)
+            cells.append('%.0f [%.0f, %.0f]' % (m, min(vals), max(vals)))
+        if name.startswith('AUX buffers'):
+            name = 'AUX buffers'
+        print('  %-36s' % name + ''.join('%26s' % c for c in cells))
+        out.append({'metric': name, 'cells': dict(zip([c for _, _, c in cols], cells))})
+    bad = [r for r in sel if r.get('ok') != 1]
+    if bad:
+        print('  %d boot(s) did not complete the simulation: %s' % (
+            len(bad), ', '.join('%s %s' % (r['kernel'], r.get('error', 'ok=0')) for r in bad)))
+    return out
+
+
 def svg(chart, path):
     bars = [(k, l, v) for k in chart for l, v in chart[k]]
     if not bars:
@@ -207,9 +281,10 @@ def main():
     micro = microbench_table(rows)
     cc = callchain_table(rows)
     aux = aux_table(rows)
+    frag = frag_table(rows)
     sc = syscall_table(rows)
     json.dump({'runs': rows, 'fault': fault, 'microbench': micro, 'callchain': cc, 'aux': aux,
-               'syscall': sc},
+               'frag': frag, 'syscall': sc},
               open(outdir + '/results.json', 'w'), indent=1)
     svg(chart, outdir + '/fault-path.svg')
     print('\nraw results: %s/results.json, chart: %s/fault-path.svg' % (outdir, outdir))

@@ -10,24 +10,66 @@ check_arch
 [ "$ARCH" = arm64 ] || die "make bench measures the arm64 series; run it with ARCH=arm64"
 
 RUNS=${BENCH_RUNS:-5}
+# What to measure: guest (base and series side by side: faults, microbench,
+# syscalls, callchains), aux (the AUX allocator), frag (a long-running
+# device); BENCH_PARTS="aux frag" runs only those.
+PARTS=" ${BENCH_PARTS:-guest aux frag} "
+for p in $PARTS; do
+	case $p in guest|aux|frag) ;; *) die "unknown part '$p' in BENCH_PARTS; supported: guest aux frag" ;; esac
+done
 OUTDIR=$BUILD/bench
 mkdir -p "$OUTDIR"
 
 "$TOP/scripts/tree.sh"
 build_guest || die "building the $ARCH guest failed at $FAILED_STEP"
-VARIANT=base "$TOP/scripts/build-kernel.sh"
-
 logs=()
-for variant in base series; do
-	VARIANT=$variant ICOUNT=1 GUEST_APPEND="bench.runs=$RUNS ${BENCH_APPEND:-}" \
-		"$TOP/scripts/run-guest.sh" bench
-	name=bench; [ $variant = base ] && name=bench-base
-	logs+=("$variant=$BUILD/logs/$ARCH/$name-icount.log")
-done
+if [[ $PARTS == *" guest "* ]]; then
+	VARIANT=base "$TOP/scripts/build-kernel.sh"
+	for variant in base series; do
+		VARIANT=$variant ICOUNT=1 GUEST_APPEND="bench.runs=$RUNS ${BENCH_APPEND:-}" \
+			"$TOP/scripts/run-guest.sh" bench
+		name=bench; [ $variant = base ] && name=bench-base
+		logs+=("$variant=$BUILD/logs/$ARCH/$name-icount.log")
+	done
+fi
 # The AUX allocator (series only: the KUnit suite that measures it is part
 # of the series), in a boot of its own so that its fragmentation fixture
 # leaves the other parts' page allocator alone.
-KUNIT_FILTER=perf_aux ICOUNT=1 GUEST_LOG=bench-aux-icount GUEST_APPEND="bench.parts=aux" \
-	"$TOP/scripts/run-guest.sh" bench
-logs+=("series=$BUILD/logs/$ARCH/bench-aux-icount.log")
+if [[ $PARTS == *" aux "* ]]; then
+	KUNIT_FILTER=perf_aux ICOUNT=1 GUEST_LOG=bench-aux-icount GUEST_APPEND="bench.parts=aux" \
+		"$TOP/scripts/run-guest.sh" bench
+	logs+=("series=$BUILD/logs/$ARCH/bench-aux-icount.log")
+fi
+# A long-running device (series only, like the AUX part): BENCH_FRAG_RUNS
+# boots each of the default PMU and PREFER_LARGE on the series, and of
+# PREFER_LARGE on the series without its AUX allocation policy (a worktree
+# with those patches reverted), all with configs/ARCH-frag.config and a
+# sparse disk whose reads fill the page cache.
+if [[ $PARTS == *" frag "* ]]; then
+	old=$BUILD/linux-frag-old
+	[ -d "$old" ] || git -C "$SRC" worktree add -q --detach "$old" HEAD
+	git -C "$old" checkout -q --detach "$(git -C "$SRC" rev-parse HEAD)"
+	for subject in "perf/core: Don't retry AUX chunk orders that already failed" \
+		"perf/core: Don't reclaim or compact for AUX pages a PMU only prefers large"; do
+		c=$(series_commit "$subject") || die "no single patch '$subject' in the series"
+		git -C "$old" revert --no-edit "$c" >/dev/null ||
+			die "'$subject' does not revert cleanly in $old"
+	done
+	VARIANT=frag "$TOP/scripts/build-kernel.sh"
+	VARIANT=frag-old "$TOP/scripts/build-kernel.sh"
+	disk=$OUTDIR/churn.img
+	rm -f "$disk"
+	truncate -s 3G "$disk"
+	for run in $(seq "${BENCH_FRAG_RUNS:-3}"); do
+		for v in default prefer-large prefer-large-old; do
+			variant=frag kernel=series pmu=$v
+			[ $v = prefer-large-old ] && variant=frag-old kernel=series-old pmu=prefer-large
+			VARIANT=$variant GUEST_DISK=$disk KUNIT_FILTER=perf_aux_churn GUEST_LOG=bench-frag-$v-$run \
+				GUEST_APPEND="bench.parts=frag bench.frag=$pmu page_owner=on ${BENCH_FRAG_APPEND:-}" \
+				"$TOP/scripts/run-guest.sh" bench
+			logs+=("$kernel=$BUILD/logs/$ARCH/bench-frag-$v-$run.log")
+		done
+	done
+	rm -f "$disk"
+fi
 python3 "$TOP/scripts/bench-report.py" "$OUTDIR" "${logs[@]}"

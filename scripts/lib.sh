@@ -56,7 +56,18 @@ check_arch() {
 		CONFIG_EXTRA="debug $ARCH-64k"
 		export CONFIG_EXTRA
 		;;
-	*) die "unknown VARIANT='$VARIANT'; supported: series base debug 64k" ;;
+	# VARIANT=frag: the series with configs/ARCH-frag.config, for make
+	# bench's fragmentation runs; frag-old: the same without the series'
+	# AUX allocation policy (the tree bench.sh prepares).
+	frag|frag-old)
+		[ -f "$TOP/configs/$ARCH-frag.config" ] ||
+			die "VARIANT=$VARIANT: $ARCH has no configs/$ARCH-frag.config"
+		OUT=$BUILD/out/$ARCH-$VARIANT
+		[ "$VARIANT" = frag-old ] && SRC=$BUILD/linux-frag-old
+		CONFIG_EXTRA=$ARCH-frag
+		export CONFIG_EXTRA
+		;;
+	*) die "unknown VARIANT='$VARIANT'; supported: series base debug 64k frag frag-old" ;;
 	esac
 	export ARCH SRC CROSS_COMPILE KARCH DEBARCH IMAGE QEMU OUT
 }
@@ -78,13 +89,16 @@ qemu_args() {
 # inputs: a rerun with the same key proves nothing the passing run did
 # not, so it reuses the verdict (VERDICT_CACHE=0 runs the gate anyway).
 VERDICTS=${XDG_CACHE_HOME:-$HOME/.cache}/arm64-trace-series/verdicts
-# The key: stdin (what the gate itself depends on), the harness (every
-# tracked file under scripts/ and configs/) and the compiler and QEMU of
-# the current ARCH.
+# The key: stdin (what the gate itself depends on), the harness that
+# builds and boots (configs/, the build and guest scripts, the result
+# parser; not the benchmark, lint or export scripts) and the compiler and
+# QEMU of the current ARCH.
 verdict_key() {
 	{
 		cat
-		git -C "$TOP" ls-files -z scripts configs | (cd "$TOP" && xargs -0 sha256sum)
+		git -C "$TOP" ls-files -z configs scripts/arch scripts/guest scripts/lib.sh \
+			'scripts/build-*.sh' scripts/run-guest.sh scripts/ktap.py scripts/mutate.py \
+			scripts/mutants.sh scripts/patch-builds.sh | (cd "$TOP" && xargs -0 sha256sum)
 		"${CROSS_COMPILE}gcc" --version | head -n 1
 		"$QEMU" --version | head -n 1
 	} | sha256sum | cut -d' ' -f1
@@ -178,6 +192,15 @@ kbuild_env() {
 kmake() {
 	make ${KMAKE_QUIET--s} -C "$SRC" O="$OUT" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" \
 		CC="$KCC" -j"$(nproc)" "$@"
+}
+
+# The commit of the series (base..HEAD of the assembled tree) with subject
+# $1; fails unless exactly one has it.
+series_commit() {
+	local c
+	c=$(git -C "$BUILD/linux" log --format='%H%x09%s' base..HEAD |
+		awk -F'\t' -v s="$1" '$2 == s { print $1 }')
+	[ -n "$c" ] && [ "$(echo "$c" | wc -l)" = 1 ] && echo "$c"
 }
 
 need_tree() {

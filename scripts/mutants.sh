@@ -38,8 +38,8 @@ ALL=(
 	"without-no-reclaim|arm64|revert:perf/core: Don't reclaim or compact for AUX pages a PMU only prefers large|$PA prefer-large, * MiB, fragmented"
 	"without-no-retry|arm64|revert:perf/core: Don't retry AUX chunk orders that already failed|$PA prefer-large, * MiB, fragmented"
 	"without-no-reclaim|x86_64|revert:perf/core: Don't reclaim or compact for AUX pages a PMU only prefers large|$PA prefer-large, * MiB, fragmented"
-	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *;$VH *"
-	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *;$VH vmap_huge_[!c]*"
+	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *;kunit:perf_aux_churn: *;$VH *"
+	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *;kunit:perf_aux_churn: *;$VH vmap_huge_[!c]*"
 	"requester-only-records|arm64|mutate:requester-only-records deferred records only to events with defer_callchain|perf_events:deferred_output: *;$DF deferred.cpu_clock.*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DH *;$DI *"
 	"without-vmap-huge|arm64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_pmd_block;$VH vmap_huge_cont_groups;$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;kunit:arm_spe_pmu: *;kunit:arm_trbe: *;$PA prefer-large, 1 MiB;$PA prefer-large, 4 MiB;$PA prefer-large, 16 MiB;$PA prefer-large, 4 MiB, watermark 64 KiB;$PA prefer-large, * MiB, overwrite*;$PA no-sg, 64 KiB, overwrite;$PA no-sg, largest block, overwrite"
 	"without-vmap-huge|x86_64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_pmd_block;$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;$PA prefer-large, 4 MiB;$PA prefer-large, 16 MiB;$PA prefer-large, 4 MiB, overwrite*;$PA prefer-large, 16 MiB, overwrite;$PA no-sg, largest block, overwrite"
@@ -81,14 +81,6 @@ if [ "$head" != "$(cat "$SRC/.git/series-head")" ] || [ -n "$(git_t status --por
 fi
 trap 'git_t reset -q --hard "$head"' EXIT
 
-# The commit of the patch with subject $1, the only one between base and
-# the series head.
-patch_commit() {
-	local c
-	c=$(git_t log --format='%H%x09%s' base.."$head" | awk -F'\t' -v s="$1" '$2 == s { print $1 }')
-	[ -n "$c" ] && [ "$(echo "$c" | wc -l)" = 1 ] && echo "$c"
-}
-
 # What a mutant's verdict depends on: its line above, the mutated tree
 # (kernel, KUnit suites and selftests), the harness and the tools.
 mutant_key() {
@@ -101,7 +93,7 @@ mutant_key() {
 mutate() {
 	case $1 in
 	revert:*)
-		c=$(patch_commit "${1#revert:}") || { echo "no single patch '${1#revert:}' in the series"; return 1; }
+		c=$(series_commit "${1#revert:}") || { echo "no single patch '${1#revert:}' in the series"; return 1; }
 		git_t revert --no-edit "$c" >/dev/null 2>&1 || {
 			git_t revert --abort >/dev/null 2>&1
 			echo "'${1#revert:}' does not revert cleanly on top of the series"

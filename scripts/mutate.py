@@ -104,6 +104,8 @@ def tests(root):
                  'KUNIT_EXPECT_EQ(test, ctx->tpmu.free_calls, 2);'),
         # fragmented: expect the allocation to have reclaimed or compacted
         anywhere('KUNIT_EXPECT_EQ(test, seen.costly, 0);', 'KUNIT_EXPECT_GT(test, seen.costly, 0);'),
+        # churn: expect the one cycle at boot to fail an allocation
+        anywhere('KUNIT_EXPECT_EQ(test, failed, 0);', 'KUNIT_EXPECT_EQ(test, failed, 1);'),
     ])
     edit(root, 'mm/tests/vmap_huge_kunit.c', [
         # every case: expect one PTE more than the layout has

@@ -37,6 +37,9 @@ elif [ "$mode" != check ]; then
 	append+=" kunit.enable=0"
 fi
 [ "${ICOUNT:-0}" = 1 ] && args+=(-icount shift=0)
+# GUEST_DISK=FILE: FILE as the guest's read-only disk (/dev/vda).
+[ -n "${GUEST_DISK:-}" ] &&
+	args+=(-drive "if=none,format=raw,readonly=on,id=disk0,file=$GUEST_DISK" -device "$QEMU_DISK,drive=disk0")
 
 mkdir -p "$LOGDIR"
 [ -f "$LOG" ] && mv -f "$LOG" "$LOG.old"

@@ -15,6 +15,8 @@ IMAGE=arch/arm64/boot/Image
 QEMU=qemu-system-aarch64
 QEMU_MACHINE=(-M virt -cpu max,pauth-impdef=on)
 CONSOLE=ttyAMA0
+# The disk device of make bench's fragmentation runs (configs/arm64-frag.config).
+QEMU_DISK=virtio-blk-device
 # Host packages, as "command:package" for those the harness runs and plain
 # names for the rest (headers, libraries, firmware).
 ARCH_PKGS=(aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu libc6-dev-arm64-cross

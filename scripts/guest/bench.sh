@@ -13,6 +13,8 @@ for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	bench.runs=*) runs=${arg#bench.runs=} ;;
 	bench.parts=*) parts=${arg#bench.parts=} ;;
+	bench.frag=*) frag=${arg#bench.frag=} ;;
+	bench.frag_cycles=*) frag_cycles=${arg#bench.frag_cycles=} ;;
 	esac
 done
 parts=${parts:-fault,microbench,callchain,syscall}
@@ -147,5 +149,61 @@ case ,$parts, in *,aux,*)
 			line = line " reclaim=" reclaim " compact=" compact " allocstall=" allocstall " compact_stall=" compact_stall
 		print line
 	}'
+	;;
+esac
+
+# A long-running device (the host boots a kernel with configs/ARCH-frag.config,
+# page_owner=on and a disk): churn page cache, anonymous memory and kernel
+# objects in the background while the perf_aux_churn KUnit suite allocates
+# and frees AUX buffers (4 MiB per CPU, 64 MiB every 4th cycle), with the
+# PMU bench.frag= says; then read what that left behind. Stalls are counted
+# for the whole run, THP on a fresh MADV_HUGEPAGE mapping afterwards.
+case ,$parts, in *,frag,*)
+	vm() { awk -v k="$1" '$1 ~ "^" k { n += $2 } END { print n + 0 }' /proc/vmstat; }
+	p=/sys/module/aux_kunit/parameters
+	run=/sys/kernel/debug/kunit/perf_aux_churn/run
+	anon=$(awk '/^MemTotal/ { print int($2 / 2048) }' /proc/meminfo)
+	if [ ! -b /dev/vda ] || [ ! -w $run ] || [ ! -d /sys/kernel/mm/transparent_hugepage ]; then
+		echo "BENCH part=frag error=needs_/dev/vda,$run,THP"
+	else
+		# Held open, so the disk's page cache outlives the churn.
+		exec 3</dev/vda
+		churn run /dev/vda "$anon" &
+		churner=$!
+		# Until little memory is free (1 min at most).
+		i=0
+		while [ $i -lt 60 ] && awk '/^MemTotal/ { t = $2 } /^MemFree/ { f = $2 }
+			END { exit !(f > t / 8) }' /proc/meminfo; do
+			sleep 1
+			i=$((i + 1))
+		done
+		a0=$(vm allocstall); c0=$(vm compact_stall); f0=$(vm compact_fail)
+		echo "${frag_cycles:-200}" > $p/churn_cycles
+		[ "$frag" = default ] && echo N > $p/churn_prefer_large || echo Y > $p/churn_prefer_large
+		echo 1 > $run
+		a1=$(vm allocstall); c1=$(vm compact_stall); f1=$(vm compact_fail)
+		kill $churner; wait $churner
+		# "N cycles, N buffers, N failed, N chunks, N above order N, N us"
+		set -- $(dmesg | sed -n 's/.*churn [a-z-]*: //p' | tail -n 1 | tr -c '0-9\n' ' ') 0 0 0 0 0 0 0
+		aux="buffers=$2 failed=$3 chunks=$4 large=$5 alloc_us=$7"
+		ok=0
+		if grep -q '^ *ok [0-9]* aux_churn$' ${run%run}results; then
+			ok=1
+		else
+			cat ${run%run}results
+		fi
+		mixed=$(awk '/^Number of mixed blocks/ { on = 1; next }
+			on && /^Node/ { for (i = 5; i <= NF; i++) n += $i }
+			END { print on ? n + 0 : "no_page_owner" }' /proc/pagetypeinfo)
+		# Free memory in blocks of order >= 4 and >= 9, in pages; order-10 blocks.
+		free=$(awk '{ for (i = 5; i <= NF; i++) { o = i - 5; p = $i; for (k = 0; k < o; k++) p *= 2; all += p
+			if (o >= 4) o4 += p; if (o >= 9) o9 += p; if (o == 10) b10 += $i } }
+			END { printf "free_pages=%d free_o4=%d free_o9=%d blocks_o10=%d", all, o4, o9, b10 }' /proc/buddyinfo)
+		t0=$(vm thp_fault_alloc); b0=$(vm thp_fault_fallback)
+		pk=$(churn thp 64)
+		t1=$(vm thp_fault_alloc); b1=$(vm thp_fault_fallback)
+		exec 3<&-
+		echo "BENCH part=frag pmu=$frag ok=$ok $pk $free mixed=$mixed allocstall=$((a1 - a0)) compact_stall=$((c1 - c0)) compact_fail=$((f1 - f0)) thp_alloc=$((t1 - t0)) thp_fallback=$((b1 - b0)) $aux"
+	fi
 	;;
 esac

@@ -15,6 +15,7 @@
  */
 
 #include <kunit/test.h>
+#include <linux/delay.h>
 #include <linux/gfp.h>
 #include <linux/kprobes.h>
 #include <linux/list.h>
@@ -822,6 +823,129 @@ static void aux_prefer_large_falls_back_without_reclaim(struct kunit *test)
 			max(fresh_order - AUX_FRAG_ORDER, 0) + large);
 }
 
+/*
+ * AUX buffers as a long-running device allocates and frees them: each
+ * cycle allocates a 4 MiB AUX buffer per online CPU and, every
+ * AUX_CHURN_BIG_EVERY cycles, one of 64 MiB, holds them for churn_hold_ms
+ * and frees them. At boot that is one cycle. For 'make bench' style
+ * measurements, user space sets the parameters below, keeps anonymous
+ * memory and page cache churning, runs the perf_aux_churn suite again
+ * through its debugfs "run" file, and reads what that did to memory
+ * (/proc/pagetypeinfo, /proc/buddyinfo, /proc/vmstat). The case checks
+ * that every buffer was laid out in valid chunks and that a failed
+ * allocation kept nothing.
+ */
+static unsigned int churn_cycles = 1;
+module_param(churn_cycles, uint, 0644);
+MODULE_PARM_DESC(churn_cycles, "AUX buffer cycles of the perf_aux_churn suite");
+static bool churn_prefer_large;
+module_param(churn_prefer_large, bool, 0644);
+MODULE_PARM_DESC(churn_prefer_large, "perf_aux_churn PMU has PERF_PMU_CAP_AUX_PREFER_LARGE");
+static unsigned int churn_hold_ms = 50;
+module_param(churn_hold_ms, uint, 0644);
+MODULE_PARM_DESC(churn_hold_ms, "How long perf_aux_churn holds each cycle's buffers");
+
+#define AUX_CHURN_CPU_BYTES	SZ_4M
+#define AUX_CHURN_BIG_BYTES	SZ_64M
+#define AUX_CHURN_BIG_EVERY	4
+
+struct aux_churn_buf {
+	struct perf_event event;
+	struct perf_buffer *rb;
+};
+
+static void aux_churn(struct kunit *test)
+{
+	struct aux_test_ctx *ctx = test->priv;
+	struct aux_test_pmu *tpmu = &ctx->tpmu;
+	unsigned int nr_cpus = num_online_cpus(), cycle, i, n, large = 0;
+	unsigned int buffers = 0, failed = 0;
+	struct aux_churn_buf *bufs;
+	bool big = (AUX_CHURN_BIG_BYTES >> PAGE_SHIFT) <= totalram_pages() / 16;
+	u64 ns = 0, start;
+	int order, cpu;
+
+	if (((u64)nr_cpus * AUX_CHURN_CPU_BYTES +
+	     (big ? AUX_CHURN_BIG_BYTES : 0)) >> PAGE_SHIFT > totalram_pages() / 8)
+		kunit_skip(test, "%u CPUs' buffers would take more than 1/8 of memory",
+			   nr_cpus);
+
+	bufs = kunit_kcalloc(test, nr_cpus + 1, sizeof(*bufs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, bufs);
+	tpmu->pmu.capabilities = churn_prefer_large ? PERF_PMU_CAP_AUX_PREFER_LARGE : 0;
+	n = 0;
+	for_each_online_cpu(cpu) {
+		if (n == nr_cpus)
+			break;
+		bufs[n].event.pmu = &tpmu->pmu;
+		bufs[n++].event.cpu = cpu;
+	}
+	bufs[n].event.pmu = &tpmu->pmu;
+	bufs[n].event.cpu = -1;
+
+	for (cycle = 0; cycle < churn_cycles; cycle++) {
+		n = nr_cpus + (big && cycle % AUX_CHURN_BIG_EVERY == 0);
+		for (i = 0; i < n; i++) {
+			unsigned long bytes = i < nr_cpus ? AUX_CHURN_CPU_BYTES :
+					      AUX_CHURN_BIG_BYTES;
+
+			bufs[i].rb = rb_alloc(0, 0, bufs[i].event.cpu,
+					      RING_BUFFER_WRITABLE);
+			if (!bufs[i].rb) {
+				failed++;
+				continue;
+			}
+			start = ktime_get_ns();
+			if (rb_alloc_aux(bufs[i].rb, &bufs[i].event, 0,
+					 bytes >> PAGE_SHIFT, 0,
+					 RING_BUFFER_WRITABLE)) {
+				/* As mmap() of the AUX area fails: nothing kept. */
+				KUNIT_EXPECT_FALSE(test, rb_has_aux(bufs[i].rb));
+				failed++;
+			}
+			ns += ktime_get_ns() - start;
+			buffers++;
+		}
+		msleep(churn_hold_ms);
+		for (i = 0; i < n; i++) {
+			if (!bufs[i].rb)
+				continue;
+			if (rb_has_aux(bufs[i].rb))
+				rb_free_aux(bufs[i].rb);
+			rb_free(bufs[i].rb);
+			bufs[i].rb = NULL;
+		}
+		cond_resched();
+	}
+
+	for (order = AUX_FRAG_ORDER + 1; order <= MAX_PAGE_ORDER; order++)
+		large += tpmu->chunks[order];
+	kunit_info(test, "churn %s: %u cycles, %u buffers, %u failed, %d chunks, %u above order %d, %llu us in rb_alloc_aux()\n",
+		   churn_prefer_large ? "prefer-large" : "default", churn_cycles,
+		   buffers, failed, tpmu->nr_chunks, large, AUX_FRAG_ORDER,
+		   ns / NSEC_PER_USEC);
+	/*
+	 * Under enough memory pressure an allocation may fail, as it may on
+	 * v7.3 (__GFP_NORETRY, also for single pages): user space counts
+	 * those. At boot, with one cycle on idle memory, none may.
+	 */
+	if (churn_cycles == 1)
+		KUNIT_EXPECT_EQ(test, failed, 0);
+	KUNIT_EXPECT_FALSE(test, tpmu->bad_chunk);
+}
+
+static struct kunit_case aux_churn_cases[] = {
+	KUNIT_CASE(aux_churn),
+	{}
+};
+
+static struct kunit_suite aux_churn_suite = {
+	.name = "perf_aux_churn",
+	.init = aux_test_init,
+	.exit = aux_test_exit,
+	.test_cases = aux_churn_cases,
+};
+
 static struct kunit_case aux_test_cases[] = {
 	KUNIT_CASE_PARAM(aux_default_pmu_gets_single_pages,
 			 default_pmu_gen_params),
@@ -845,7 +969,7 @@ static struct kunit_suite aux_test_suite = {
 	.test_cases = aux_test_cases,
 };
 
-kunit_test_suite(aux_test_suite);
+kunit_test_suites(&aux_test_suite, &aux_churn_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the perf AUX area allocator");
 MODULE_LICENSE("GPL");
