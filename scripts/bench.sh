@@ -47,7 +47,13 @@ fi
 # sparse disk whose reads fill the page cache.
 if [[ $PARTS == *" frag "* ]]; then
 	old=$BUILD/linux-frag-old
-	[ -d "$old" ] || git -C "$SRC" worktree add -q --detach "$old" HEAD
+	# A worktree left from an assembled tree that has since been removed
+	# is made again.
+	if ! git -C "$old" rev-parse --git-dir >/dev/null 2>&1; then
+		rm -rf "$old"
+		git -C "$SRC" worktree prune
+		git -C "$SRC" worktree add -q --detach "$old" HEAD
+	fi
 	git -C "$old" checkout -q --detach "$(git -C "$SRC" rev-parse HEAD)"
 	for subject in "perf/core: Don't retry AUX chunk orders that already failed" \
 		"perf/core: Don't reclaim or compact for AUX pages a PMU only prefers large"; do
