@@ -49,7 +49,7 @@ if [[ $PARTS == *" frag "* ]]; then
 	old=$BUILD/linux-frag-old
 	# A worktree left from an assembled tree that has since been removed
 	# is made again.
-	if ! git -C "$old" rev-parse --git-dir >/dev/null 2>&1; then
+	if [ "$(git -C "$old" rev-parse --show-toplevel 2>/dev/null)" != "$old" ]; then
 		rm -rf "$old"
 		git -C "$SRC" worktree prune
 		git -C "$SRC" worktree add -q --detach "$old" HEAD
