@@ -205,7 +205,7 @@ def frag_table(rows):
 
     metrics = [
         ('boots', None),
-        ('AUX buffers (failed)', lambda r: r['buffers']),
+        ('AUX buffers', lambda r: r['buffers']),
         ('  failed', lambda r: r['failed']),
         ('  chunks', lambda r: r['chunks']),
         ('  chunks above order 3', lambda r: r['large']),
@@ -234,8 +234,6 @@ def frag_table(rows):
                 continue
             m = st.median(vals)
             cells.append('%.0f [%.0f, %.0f]' % (m, min(vals), max(vals)))
-        if name.startswith('AUX buffers'):
-            name = 'AUX buffers'
         print('  %-36s' % name + ''.join('%26s' % c for c in cells))
         out.append({'metric': name, 'cells': dict(zip([c for _, _, c in cols], cells))})
     bad = [r for r in sel if r.get('ok') != 1]

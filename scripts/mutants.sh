@@ -125,7 +125,7 @@ for m in "${todo[@]}"; do
 	git_t reset -q --hard "$head"
 	log=$BUILD/logs/$ARCH/mutant-$name.log
 	json=${log%.log}.json
-	rm -f "$log" "$json"
+	rm -f "$log" "$json" "$log.expect"
 	ok=
 	vc=$VERDICTS/mutant-$ARCH-$name
 	if ! out=$(mutate "$how" 2>&1); then
