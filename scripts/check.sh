@@ -31,13 +31,15 @@ step_failed() {
 }
 start=$SECONDS
 # What the per-patch builds of ARCH depend on besides the harness and the
-# tools (verdict_key): every commit's tree, the configuration and sparse.
+# tools (verdict_key): every commit's tree, the configuration, sparse and
+# the script that builds them.
 patch_builds_key() {
 	{
 		git -C "$SRC" rev-parse 'base^{tree}'
 		git -C "$SRC" log --format=%T base..HEAD
 		cat "$OUT/.config"
 		sparse --version
+		cat "$TOP/scripts/patch-builds.sh"
 	} | verdict_key
 }
 # Each gate's header, and what the one before it cost (printed at the end).
@@ -71,17 +73,13 @@ for ARCH in $ARCHES; do
 	if [ -z "$built" ] && [ "${PATCH_BUILDS:-1}" = 1 ]; then
 		gate "$ARCH: builds after each patch, W=1, sparse"
 		pb=$BUILD/logs/$ARCH/patch-builds
-		pbc=$VERDICTS/patch-builds-$ARCH
 		key=$(patch_builds_key)
-		if [ "${VERDICT_CACHE:-1}" = 1 ] && [ "$(cat "$pbc.key" 2>/dev/null)" = "$key" ]; then
-			msg SAME "commits, configuration and tools as the passing run of $(date -r "$pbc.key" '+%F %T'): its verdicts stand"
-			cp "$pbc.ktap" "$pb.ktap"
+		if verdict_reuse "patch-builds-$ARCH" "$key" "commits, configuration and tools" >"$pb.ktap"; then
+			:
 		elif with_progress "$ARCH patch builds" "$pb.ktap" "$TOP/scripts/patch-builds.sh"; then
-			mkdir -p "$VERDICTS"
-			cp "$pb.ktap" "$pbc.ktap"
-			echo "$key" >"$pbc.key"
+			verdict_keep "patch-builds-$ARCH" "$key" "$pb.ktap"
 		else
-			rm -f "$pbc.key"
+			verdict_drop "patch-builds-$ARCH"
 			rc=1
 		fi
 		python3 "$TOP/scripts/ktap.py" parse "$ARCH builds" "$pb.ktap" "$pb.json" || rc=1

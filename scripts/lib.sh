@@ -89,20 +89,37 @@ qemu_args() {
 # inputs: a rerun with the same key proves nothing the passing run did
 # not, so it reuses the verdict (VERDICT_CACHE=0 runs the gate anyway).
 VERDICTS=${XDG_CACHE_HOME:-$HOME/.cache}/arm64-trace-series/verdicts
-# The key: stdin (what the gate itself depends on), the harness that
-# builds and boots (configs/, the build and guest scripts, the result
-# parser; not the benchmark, lint or export scripts) and the compiler and
-# QEMU of the current ARCH.
+# The key: stdin (what the gate itself depends on, its own script among
+# it), the harness that builds and boots (configs/, the build and guest
+# scripts, the result parser; not the benchmark, lint or export scripts)
+# and the compiler and QEMU of the current ARCH.
 verdict_key() {
 	{
 		cat
 		git -C "$TOP" ls-files -z configs scripts/arch scripts/guest scripts/lib.sh \
-			'scripts/build-*.sh' scripts/run-guest.sh scripts/ktap.py scripts/mutate.py \
-			scripts/mutants.sh scripts/patch-builds.sh | (cd "$TOP" && xargs -0 sha256sum)
+			'scripts/build-*.sh' scripts/run-guest.sh scripts/ktap.py |
+			(cd "$TOP" && xargs -0 sha256sum)
 		"${CROSS_COMPILE}gcc" --version | head -n 1
 		"$QEMU" --version | head -n 1
 	} | sha256sum | cut -d' ' -f1
 }
+
+# verdict_reuse NAME KEY WHAT: if gate NAME passed with KEY (and
+# VERDICT_CACHE is not 0), say so, WHAT being what stayed the same, and
+# print its KTAP. verdict_keep NAME KEY KTAP stores a pass, verdict_drop
+# NAME forgets one.
+verdict_reuse() {
+	local v=$VERDICTS/$1
+	[ "${VERDICT_CACHE:-1}" = 1 ] && [ "$(cat "$v.key" 2>/dev/null)" = "$2" ] || return 1
+	msg SAME "$3 as the passing run of $(date -r "$v.key" '+%F %T'): its verdict stands" >&2
+	cat "$v.ktap"
+}
+verdict_keep() {
+	mkdir -p "$VERDICTS"
+	cp "$3" "$VERDICTS/$1.ktap"
+	echo "$2" >"$VERDICTS/$1.key"
+}
+verdict_drop() { rm -f "$VERDICTS/$1.key"; }
 
 # Run "$@" (output to LOG) and print a line every PROGRESS_EVERY seconds
 # while it runs: elapsed time, and how far it got: for a kbuild log the

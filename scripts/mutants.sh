@@ -41,8 +41,10 @@ ALL=(
 	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *;kunit:perf_aux_churn: *;$VH *"
 	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *;kunit:perf_aux_churn: *;$VH vmap_huge_[!c]*"
 	"requester-only-records|arm64|mutate:requester-only-records deferred records only to events with defer_callchain|perf_events:deferred_output: *;$DF deferred.cpu_clock.*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DH *;$DI *"
-	"without-vmap-huge|arm64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_pmd_block;$VH vmap_huge_cont_groups;$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;kunit:arm_spe_pmu: *;kunit:arm_trbe: *;$PA prefer-large, 1 MiB;$PA prefer-large, 4 MiB;$PA prefer-large, 16 MiB;$PA prefer-large, 4 MiB, watermark 64 KiB;$PA prefer-large, * MiB, overwrite*;$PA no-sg, 64 KiB, overwrite;$PA no-sg, largest block, overwrite"
-	"without-vmap-huge|x86_64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_pmd_block;$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;$PA prefer-large, 4 MiB;$PA prefer-large, 16 MiB;$PA prefer-large, 4 MiB, overwrite*;$PA prefer-large, 16 MiB, overwrite;$PA no-sg, largest block, overwrite"
+	"without-vmap-huge|arm64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_pmd_block;$VH vmap_huge_cont_groups;$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;$VH vmap_huge_largest_entry;$PA prefer-large, no vmap, 16 MiB;kunit:arm_spe_pmu: *;kunit:arm_trbe: *;$PA prefer-large, 1 MiB;$PA prefer-large, 4 MiB;$PA prefer-large, 16 MiB;$PA prefer-large, 4 MiB, watermark 64 KiB;$PA prefer-large, * MiB, overwrite*;$PA no-sg, 64 KiB, overwrite;$PA no-sg, largest block, overwrite"
+	"without-vmap-huge|x86_64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_pmd_block;$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;$VH vmap_huge_largest_entry;$PA prefer-large, no vmap, 16 MiB*;$PA prefer-large, 4 MiB;$PA prefer-large, 16 MiB;$PA prefer-large, 4 MiB, overwrite*;$PA prefer-large, 16 MiB, overwrite;$PA no-sg, largest block, overwrite"
+	"without-aux-order-cap|arm64|mutate:no-aux-order-cap chunks of a PMU that maps them with a huge vmap() as large as MAX_PAGE_ORDER|$PA prefer-large, 16 MiB;$PA prefer-large, 4 MiB, overwrite*;$PA prefer-large, 16 MiB, overwrite;$PA prefer-large, 16 MiB, fragmented"
+	"without-aux-order-cap|x86_64|mutate:no-aux-order-cap chunks of a PMU that maps them with a huge vmap() as large as MAX_PAGE_ORDER|$PA prefer-large, 16 MiB;$PA prefer-large, 4 MiB, overwrite*;$PA prefer-large, 16 MiB, overwrite;$PA prefer-large, 16 MiB, fragmented"
 	"without-etm-percpu-large|arm64|revert:coresight: perf: Prefer large AUX mappings with per-CPU sinks|kunit:coresight_test_suite: test_perf_prefer_large_aux"
 	"no-huge-aux-map|arm64|mutate:no-huge-aux-map SPE and TRBE vmap() their buffers page by page|kunit:arm_spe_pmu: *;kunit:arm_trbe: *"
 )
@@ -81,12 +83,15 @@ if [ "$head" != "$(cat "$SRC/.git/series-head")" ] || [ -n "$(git_t status --por
 fi
 trap 'git_t reset -q --hard "$head"' EXIT
 
-# What a mutant's verdict depends on: its line above, the mutated tree
-# (kernel, KUnit suites and selftests), the harness and the tools.
+# What a mutant's verdict depends on: its line above (not the others), the
+# mutated tree (kernel, KUnit suites and selftests), how mutants are made
+# and judged, the harness and the tools.
 mutant_key() {
 	{
 		echo "$1"
 		git_t rev-parse 'HEAD^{tree}'
+		sed '/^ALL=(/,/^)/d' "$TOP/scripts/mutants.sh"
+		case $1 in *"|mutate:"*) cat "$TOP/scripts/mutate.py" ;; esac
 	} | verdict_key
 }
 
@@ -127,13 +132,11 @@ for m in "${todo[@]}"; do
 	json=${log%.log}.json
 	rm -f "$log" "$json" "$log.expect"
 	ok=
-	vc=$VERDICTS/mutant-$ARCH-$name
+	vc=mutant-$ARCH-$name
 	if ! out=$(mutate "$how" 2>&1); then
 		echo "# $out" >>"$ktap"
-	elif key=$(mutant_key "$m") && [ "${VERDICT_CACHE:-1}" = 1 ] &&
-		[ "$(cat "$vc.key" 2>/dev/null)" = "$key" ]; then
-		msg SAME "tree, harness and tools as the passing run of $(date -r "$vc.key" '+%F %T'): its verdict stands"
-		cat "$vc.ktap" >>"$ktap"
+	elif key=$(mutant_key "$m") &&
+		verdict_reuse "$vc" "$key" "tree, harness and tools" >>"$ktap"; then
 		ok=1
 	elif ! build_guest; then
 		echo "# step $FAILED_STEP failed" >>"$ktap"
@@ -147,11 +150,9 @@ for m in "${todo[@]}"; do
 			echo "# no results from the guest, serial log $log" >>"$ktap"
 		elif python3 "$TOP/scripts/ktap.py" expect "$json" "${globs[@]}" >"$log.expect"; then
 			ok=1
-			mkdir -p "$VERDICTS"
-			cp "$log.expect" "$vc.ktap"
-			echo "$key" >"$vc.key"
+			verdict_keep "$vc" "$key" "$log.expect"
 		else
-			rm -f "$vc.key"
+			verdict_drop "$vc"
 		fi
 		[ -f "$log.expect" ] && tee -a "$ktap" <"$log.expect"
 	fi

@@ -8,6 +8,10 @@
   mutate.py no-huge-aux-map TREE
                               SPE and TRBE vmap() their AUX buffers without
                               VM_ALLOW_HUGE_VMAP (their KUnit cases must fail)
+  mutate.py no-aux-order-cap TREE
+                              rb_alloc_aux() lets a PMU with
+                              PERF_PMU_CAP_AUX_VMAP take chunks larger than
+                              the largest entry of a huge vmap()
   mutate.py requester-only-records TREE
                               write PERF_RECORD_CALLCHAIN_DEFERRED only to
                               events that set defer_callchain, unlike what
@@ -122,6 +126,12 @@ def no_huge_aux_map(root):
          [anywhere('VM_MAP | VM_ALLOW_HUGE_VMAP,\n', 'VM_MAP,\n')])
 
 
+def no_aux_order_cap(root):
+    edit(root, 'kernel/events/ring_buffer.c',
+         [anywhere('max_order = min_t(int, max_order, vmap_huge_order());',
+                   'max_order = min_t(int, max_order, MAX_PAGE_ORDER);')])
+
+
 def requester_only_records(root):
     edit(root, 'kernel/events/core.c',
          [anywhere('\tif (!event->attr.defer_output)\n\t\treturn;\n\n\t/* XXX do we really',
@@ -143,6 +153,7 @@ def no_unwind_reset(root):
 
 if __name__ == '__main__':
     mutants = {'tests': tests, 'no-huge-aux-map': no_huge_aux_map,
+               'no-aux-order-cap': no_aux_order_cap,
                'requester-only-records': requester_only_records,
                'no-entry-frame': no_entry_frame,
                'no-unwind-reset': no_unwind_reset}

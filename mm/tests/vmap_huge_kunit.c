@@ -14,6 +14,7 @@
 #include <kunit/test.h>
 #include <linux/gfp.h>
 #include <linux/log2.h>
+#include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/sizes.h>
 #include <linux/vmalloc.h>
@@ -344,6 +345,34 @@ static void vmap_huge_not_asked(struct kunit *test)
 	expect_granules(test, &c, is_block, 0, 2 * nr);
 }
 
+/*
+ * vmap_huge_order() is the order of the largest entry: two aligned blocks
+ * of that order are mapped with one entry each, and no entry the test
+ * knows of is larger.
+ */
+static void vmap_huge_largest_entry(struct kunit *test)
+{
+	unsigned int order = vmap_huge_order();
+	unsigned int nr = 1U << order;
+	bool is_block = order == PMD_SHIFT - PAGE_SHIFT;
+	struct page **pages;
+	struct vmap_census c;
+
+	KUNIT_EXPECT_GE(test, nr, max(block_pages(), cont_pages()));
+	if (PAGE_SIZE << order > VMAP_TEST_MAX_BYTES ||
+	    2 * nr > totalram_pages() / 64)
+		kunit_skip(test, "an order-%u block is more than %u MiB or 1/128 of memory",
+			   order, VMAP_TEST_MAX_BYTES / SZ_1M);
+	pages = page_array(test, 2 * nr);
+	add_run(pages, take_block(test, order), nr);
+	add_run(pages + nr, take_block(test, order), nr);
+	map_and_count(test, VM_ALLOW_HUGE_VMAP, &c);
+	if (order)
+		expect_granules(test, &c, is_block, 2, 0);
+	else
+		expect_census(test, &c, 0, 0, 2);
+}
+
 static struct kunit_case vmap_huge_cases[] = {
 	KUNIT_CASE(vmap_huge_scattered),
 	KUNIT_CASE(vmap_huge_pmd_block),
@@ -352,6 +381,7 @@ static struct kunit_case vmap_huge_cases[] = {
 	KUNIT_CASE(vmap_huge_misaligned_run),
 	KUNIT_CASE(vmap_huge_broken_run),
 	KUNIT_CASE(vmap_huge_not_asked),
+	KUNIT_CASE(vmap_huge_largest_entry),
 	{}
 };
 
