@@ -9,7 +9,7 @@ export ARCH ARCHES
 
 S := scripts
 
-.PHONY: help deps base tree export series kernel selftests perf rootfs boot check check-quick check-debug check-full mutants demo bench clean distclean
+.PHONY: help deps base tree export series series-sender kernel selftests perf rootfs boot check check-quick check-debug check-full mutants demo bench clean distclean
 
 help:
 	@echo "make demo          build, boot the arm64 guest and show the series at work"
@@ -44,8 +44,10 @@ tree: deps
 export:
 	@$(S)/export.sh
 
-series: tree
+series: series-sender tree
 	@$(S)/series.sh
+series-sender:
+	@$(S)/series.sh --check-sender
 
 kernel: tree
 	@$(S)/build-kernel.sh

@@ -5,6 +5,20 @@
 # To/Cc on each patch from the tree's get_maintainer.pl.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+
+# The sender signs every patch (the Developer's Certificate of Origin
+# needs a real person): git's author identity, from user.name and
+# user.email or GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL. An address in a
+# domain reserved for examples and tests (RFC 2606, RFC 6761), or
+# GitHub's noreply one, stands for nobody: such an identity is a
+# placeholder, like the one the patches in patches/ are committed with.
+placeholder='@([^>]*\.)?(example(\.(com|net|org))?|invalid|test|localhost)>|@users\.noreply\.'
+sender=$(git -C "$TOP" var GIT_AUTHOR_IDENT 2>/dev/null | sed 's/ [0-9]* [-+][0-9]*$//') || sender=
+if [ -z "$sender" ] || grep -qE "$placeholder" <<<"$sender"; then
+	die "no sender identity${sender:+ ('$sender' is a placeholder)}: the patches are signed off by whoever mails them; set yours with git config user.name 'Your Name' and git config user.email your@address (or GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL), then run make series again"
+fi
+# 'make series' asks this first, before it assembles the tree.
+[ "${1:-}" != --check-sender ] || exit 0
 need_tree
 
 DIR=$BUILD/series
@@ -12,6 +26,19 @@ rm -rf "$DIR"
 n=$(git -C "$SRC" rev-list --count base..HEAD)
 [ "$n" -gt 0 ] || die "no patches in $SRC (base..HEAD is empty)"
 git -C "$SRC" format-patch -q --cover-letter --thread --base=base -o "$DIR" base..HEAD
+# The placeholder author and sign-off become the sender's; authors and
+# sign-offs of real people are kept. Nothing with a placeholder address
+# may be left.
+who=$(sed 's/[\/&]/\\&/g' <<<"$sender")
+for p in "$DIR"/[0-9]*.patch; do
+	sed -i -E "/^(From|Signed-off-by): .*($placeholder)/s/^(From|Signed-off-by): .*/\1: $who/" "$p"
+	case "$p" in *0000-cover-letter.patch) continue ;; esac
+	git interpret-trailers --in-place --if-exists addIfDifferent \
+		--trailer "Signed-off-by: $sender" "$p"
+done
+if grep -lE "$placeholder" "$DIR"/*.patch >/dev/null; then
+	die "a placeholder identity is still in $(grep -lE "$placeholder" "$DIR"/*.patch | head -n 1)"
+fi
 
 # Per-patch recipients: maintainers and lists of the files each touches.
 for p in "$DIR"/[0-9]*.patch; do
@@ -47,8 +74,8 @@ blurb=$(mktemp)
 	echo "Numbers, from QEMU -icount runs: with the events off, do_page_fault()"
 	echo "is within the run-to-run spread of v7.3.4; on memory with no free"
 	echo "block above order 3, a 16 MiB PREFER_LARGE AUX buffer costs 0 direct"
-	echo "reclaims and compactions, against 3337 and 6674 without the"
-	echo "no-reclaim patch. Each commit message says how its numbers were"
+	echo "reclaims and compactions, against 3530 and 6674 without the"
+	echo "allocation policy. Each commit message says how its numbers were"
 	echo "produced."
 	ex=$(grep -v '^#' "$TOP/configs/checkpatch-exceptions" | awk -F'\t' 'NF >= 3 { printf "  %s: %s (%s)\n", $2, $1, $3 }')
 	if [ -n "$ex" ]; then
