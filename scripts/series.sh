@@ -29,9 +29,11 @@ git -C "$SRC" format-patch -q --cover-letter --thread --base=base -o "$DIR" base
 # The placeholder author and sign-off become the sender's; authors and
 # sign-offs of real people are kept. Nothing with a placeholder address
 # may be left.
-who=$(sed 's/[\/&]/\\&/g' <<<"$sender")
 for p in "$DIR"/[0-9]*.patch; do
-	sed -i -E "/^(From|Signed-off-by): .*($placeholder)/s/^(From|Signed-off-by): .*/\1: $who/" "$p"
+	# A long From: header is folded onto continuation lines.
+	perl -0pi -e 'BEGIN { ($who, $ph) = splice(@ARGV, 0, 2) }
+		s/^(From|Signed-off-by): ([^\n]*(?:\n[ \t][^\n]*)*)/my ($k, $v) = ($1, $2); $v =~ m{$ph} ? "$k: $who" : "$k: $v"/gme' \
+		"$sender" "$placeholder" "$p"
 	case "$p" in *0000-cover-letter.patch) continue ;; esac
 	git interpret-trailers --in-place --if-exists addIfDifferent \
 		--trailer "Signed-off-by: $sender" "$p"
