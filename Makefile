@@ -3,8 +3,8 @@
 # 'make help' lists the targets.
 
 ARCH ?= arm64
-# Architectures 'make check' builds and boots.
-ARCHES ?= arm64 x86_64
+# Architectures 'make check' builds and boots: one file each in scripts/arch/.
+ARCHES ?= $(sort $(basename $(notdir $(wildcard scripts/arch/*.sh))))
 export ARCH ARCHES
 
 S := scripts

@@ -31,6 +31,8 @@ if [[ $PARTS == *" guest "* ]]; then
 		name=bench; [ $variant = base ] && name=bench-base
 		logs+=("$variant=$BUILD/logs/$ARCH/$name-icount.log")
 	done
+	# The fault handler's code, base and series, side by side.
+	logs+=("vmlinux-base=$BUILD/out/$ARCH-base/vmlinux" "vmlinux-series=$BUILD/out/$ARCH/vmlinux")
 fi
 # The AUX allocator (series only: the KUnit suite that measures it is part
 # of the series), in a boot of its own so that its fragmentation fixture
@@ -82,4 +84,4 @@ if [[ $PARTS == *" frag "* ]]; then
 	done
 	rm -f "$disk"
 fi
-python3 "$TOP/scripts/bench-report.py" "$OUTDIR" "${logs[@]}"
+OBJDUMP=${CROSS_COMPILE}objdump python3 "$TOP/scripts/bench-report.py" "$OUTDIR" "${logs[@]}"

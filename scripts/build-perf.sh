@@ -29,7 +29,7 @@ chmod +x "$pc"
 # perf finds through python-config (python3-dev), and a QEMU guest has
 # only the architected events, which perf knows without them.
 msg PERF "$ARCH: tools/perf -> $PERF_OUT/perf"
-if ! with_progress "$ARCH perf" "$PERF_OUT/build.log" make -C "$SRC/tools/perf" O="$PERF_OUT" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" \
+if ! with_progress "$ARCH perf" "$PERF_OUT/build.log" make -C "$SRC/tools/perf" O="$PERF_OUT" ARCH="$KARCH" CROSS_COMPILE="$CROSS_COMPILE" \
 	PKG_CONFIG="$pc" NO_JEVENTS=1 LDFLAGS=-static -j"$(nproc)" \
 	NO_LIBPYTHON=1 NO_LIBPERL=1 NO_GTK2=1 NO_SLANG=1 NO_LIBUNWIND=1 \
 	NO_LIBBPF=1 BUILD_BPF_SKEL=0 NO_LIBNUMA=1 NO_LIBCAP=1 \

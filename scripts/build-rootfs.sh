@@ -11,14 +11,35 @@ ROOT=$OUT/rootfs
 KSFT=$OUT/kselftest/kselftest_install
 [ -x "$KSFT/run_kselftest.sh" ] || die "no kselftests in $KSFT; run 'make selftests ARCH=$ARCH' first"
 
+# apt-get for the Debian release the arch file names (DEB_SUITE): its own
+# sources, lists and cache under build/, the host's configuration and
+# keyring otherwise, so the host's apt is left as it was.
+suite_apt() {
+	local d=$BUILD/apt/$DEB_SUITE-$DEBARCH
+	local opts=(-o Dir::Etc::SourceList="$d/sources.list" -o Dir::Etc::SourceParts="$d/parts"
+		    -o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache"
+		    -o APT::Architecture="$DEBARCH" -o APT::Architectures="$DEBARCH")
+	if [ ! -f "$d/sources.list" ]; then
+		mkdir -p "$d/parts" "$d/lists/partial" "$d/cache/archives/partial"
+		echo "deb http://deb.debian.org/debian $DEB_SUITE main" >"$d/sources.list.new"
+		mv "$d/sources.list.new" "$d/sources.list"
+		apt-get "${opts[@]}" update -qq >"$d/update.log" 2>&1 || {
+			rm -f "$d/sources.list"
+			die "apt-get update for Debian $DEB_SUITE ($DEBARCH) failed; see $d/update.log"
+		}
+	fi
+	apt-get "${opts[@]}" "$@"
+}
+
 # Debian packages for the guest, downloaded once and kept in build/debs.
 fetch_deb() {
-	local pkg=$1
+	local pkg=$1 apt=apt-get
 	ls "$DEBS/${pkg}"_*.deb >/dev/null 2>&1 && return 0
 	mkdir -p "$DEBS"
 	chmod 755 "$DEBS"
-	msg FETCH "$pkg:$DEBARCH"
-	(cd "$DEBS" && apt-get download -qq "$pkg:$DEBARCH" 2>&1 | grep -v unsandboxed || true)
+	[ -n "${DEB_SUITE:-}" ] && apt=suite_apt
+	msg FETCH "$pkg:$DEBARCH${DEB_SUITE:+ (Debian $DEB_SUITE)}"
+	(cd "$DEBS" && $apt download -qq "$pkg:$DEBARCH" 2>&1 | grep -v unsandboxed || true)
 	ls "$DEBS/${pkg}"_*.deb >/dev/null 2>&1 ||
 		die "apt-get download $pkg:$DEBARCH failed; run 'make deps ARCH=$ARCH' (adds the $DEBARCH architecture) and retry"
 }
@@ -27,26 +48,42 @@ rm -rf "$ROOT"
 mkdir -p "$ROOT"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,root,etc}
 fetch_deb busybox-static
 dpkg-deb -x "$DEBS"/busybox-static_*.deb "$OUT/busybox.x"
-cp "$OUT/busybox.x/bin/busybox" "$ROOT/bin/busybox"
+# /bin until Debian 12, /usr/bin from Debian 13 (merged /usr)
+cp "$(ls "$OUT"/busybox.x/{bin,usr/bin}/busybox 2>/dev/null | head -n 1)" "$ROOT/bin/busybox"
 rm -rf "$OUT/busybox.x"
 ln -s busybox "$ROOT/bin/sh"
 
 cp -a "$KSFT" "$ROOT/kselftest"
 # configs/kselftests: the lines for every arch and those NAME@$ARCH.
+# A program its Makefile does not build for this arch is left out, and
+# said so (configs/required-tests says where a test must report).
 sed -e 's/#.*//' "$TOP/configs/kselftests" |
-	awk -v arch="$ARCH" 'NF { n = split($1, a, "@"); if (n == 1 || a[2] == arch) print a[1] }' \
-	>"$ROOT/kselftest/harness-tests"
+	awk -v arch="$ARCH" 'NF { n = split($1, a, "@"); if (n == 1 || a[2] == arch) print a[1] }' |
+	while read -r t; do
+		if grep -q "^${t%%:*}:${t#*:}\$" "$KSFT/kselftest-list.txt" ||
+		   { [ "$t" = "${t%%:*}" ] && grep -q "^$t:" "$KSFT/kselftest-list.txt"; }; then
+			echo "$t"
+		else
+			msg SKIP "$t: not built for $ARCH" >&2
+		fi
+	done >"$ROOT/kselftest/harness-tests"
 install -m 755 "$TOP/scripts/guest/init" "$ROOT/init"
-if [ -x "$OUT/perf/perf" ]; then
+if [ -n "${NO_PERF:-}" ]; then
+	msg PERF "none for $ARCH: $NO_PERF"
+elif [ -x "$OUT/perf/perf" ]; then
 	"${CROSS_COMPILE}strip" -o "$ROOT/usr/bin/perf" "$OUT/perf/perf"
 else
 	warn "no perf for $ARCH ($OUT/perf/perf); 'make perf' builds it"
 fi
 # With the UAPI headers of the kernel they run on, not the C library's.
+# Frame pointers in leaf functions too, where the compiler can (gcc 12
+# cannot on riscv64).
+leaf=-mno-omit-leaf-frame-pointer
+"${CROSS_COMPILE}gcc" $leaf -E -x c /dev/null >/dev/null 2>&1 || leaf=
 for src in "$TOP"/scripts/guest/*.c; do
 	"${CROSS_COMPILE}gcc" -static -O2 -Wall -Werror -isystem "$OUT/usr/include" \
 		-fno-omit-frame-pointer \
-		-mno-omit-leaf-frame-pointer -o "$ROOT/usr/bin/$(basename "$src" .c)" "$src" ||
+		$leaf -o "$ROOT/usr/bin/$(basename "$src" .c)" "$src" ||
 		die "cannot build $src for $ARCH"
 done
 # Programs under development: anything in $OUT/extra/ lands in /usr/bin,

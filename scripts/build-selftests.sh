@@ -16,7 +16,7 @@ msg KSFT "$TARGETS"
 # default kselftest drops its whole collection and carries on.
 rm -rf "$OUT/kselftest/kselftest_install"
 if ! with_progress "$ARCH kselftests" "$OUT/kselftest.log" \
-	make -C "$SRC/tools/testing/selftests" O="$OUT" ARCH="$ARCH" \
+	make -C "$SRC/tools/testing/selftests" O="$OUT" ARCH="$KARCH" \
 	CROSS_COMPILE="$CROSS_COMPILE" ${CROSS_COMPILE_COMPAT:+CROSS_COMPILE_COMPAT="$CROSS_COMPILE_COMPAT"} \
 	TARGETS="$TARGETS" USERLDFLAGS=-static FORCE_TARGETS=1 \
 	-j"$(nproc)" install; then

@@ -9,7 +9,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-ARCHES=${ARCHES:-arm64 x86_64}
+ARCHES=${ARCHES:-$SUPPORTED_ARCHES}
 # What each arch's guest runs: check (the suites), stress (the suites again
 # and again, a fault storm, hostile stacks, attr fuzzing), debug (the suites
 # on a kernel with configs/debug.config). 'make check' runs what each arch's
@@ -70,7 +70,7 @@ for ARCH in $ARCHES; do
 	build_guest || built=$FAILED_STEP
 	# Every patch builds; W=1 and sparse find nothing new (per arch, on the
 	# kernel just built, so it costs only what the patches change).
-	if [ -z "$built" ] && [ "${PATCH_BUILDS:-1}" = 1 ]; then
+	if [ -z "$built" ] && [ "${PATCH_BUILDS:-1}" = 1 ] && [ "${PER_PATCH_BUILDS:-yes}" = yes ]; then
 		gate "$ARCH: builds after each patch, W=1, sparse"
 		pb=$BUILD/logs/$ARCH/patch-builds
 		key=$(patch_builds_key)
@@ -110,7 +110,7 @@ for ARCH in $ARCHES; do
 		if [ -f "$log" ]; then
 			req=("--required" "$TOP/configs/required-tests")
 			[ "$run" = stress ] && req=()
-			python3 "$TOP/scripts/ktap.py" parse "$label" "$log" "$json" "${req[@]}" || rc=1
+			KCONFIG=$OUT/.config python3 "$TOP/scripts/ktap.py" parse "$label" "$log" "$json" "${req[@]}" || rc=1
 		else
 			step_failed "$label" "$step" "$json"
 		fi

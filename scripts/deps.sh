@@ -30,11 +30,14 @@ for ARCH in "${arches[@]}"; do
 	# The guest's perf links these statically, for the guest's architecture
 	# (libdw, with what its static archive needs, for DWARF unwinding:
 	# perf script fixes up arm64 leaf frames with it).
-	for p in libelf-dev libtraceevent-dev zlib1g-dev libzstd-dev libdw-dev liblzma-dev libbz2-dev; do
-		libs+=("$p:$DEBARCH")
-	done
-	# Guest user space comes from Debian packages of the guest's architecture.
-	[ "$DEBARCH" != "$(dpkg --print-architecture)" ] &&
+	[ -z "${NO_PERF:-}" ] &&
+		for p in libelf-dev libtraceevent-dev zlib1g-dev libzstd-dev libdw-dev liblzma-dev libbz2-dev; do
+			libs+=("$p:$DEBARCH")
+		done
+	# Guest user space comes from Debian packages of the guest's
+	# architecture: the host's release, unless the arch file names another
+	# (fetched with an apt of its own, see build-rootfs.sh).
+	[ -z "${DEB_SUITE:-}" ] && [ "$DEBARCH" != "$(dpkg --print-architecture)" ] &&
 		! dpkg --print-foreign-architectures | grep -qx "$DEBARCH" && foreign+=("$DEBARCH")
 done
 

@@ -12,6 +12,7 @@ per-suite table, and write the counts to a JSON file.
                                     pass)
 """
 import json
+import os
 import re
 import sys
 from fnmatch import fnmatch
@@ -111,11 +112,21 @@ def suite_name(desc):
     return '%s:%s' % m.groups() if m else desc.split()[0].rstrip(':') if desc else '?'
 
 
+def has_config(option):
+    """Whether $KCONFIG (a kernel .config) sets option; true without one."""
+    path = os.environ.get('KCONFIG')
+    if not path:
+        return True
+    return any(l.strip() == option + '=y' for l in open(path))
+
+
 def cmd_parse(arch, log, out_json, required_file=None):
     text = open(log, errors='replace').read().splitlines()
     required, may_skip = [], []
     if required_file:
-        # NAME or NAME@ARCH (ARCH may name a variant: arm64-64k); a name
+        # NAME or NAME@ARCH (ARCH may name a variant: arm64-64k) or
+        # NAME@CONFIG_X (where the kernel the guest ran, whose .config
+        # $KCONFIG names, has X: a feature some arches lack); a name
         # without a wildcard must also report; !SUITE: CASE[@ARCH] is a
         # case whose skip there is expected.
         for l in open(required_file):
@@ -123,7 +134,10 @@ def cmd_parse(arch, log, out_json, required_file=None):
             if not r:
                 continue
             name, _, only = r.partition('@')
-            if only and only not in (arch.split()[0], '-'.join(arch.split())):
+            if only.startswith('CONFIG_'):
+                if not has_config(only):
+                    continue
+            elif only and only not in (arch.split()[0], '-'.join(arch.split())):
                 continue
             if name.startswith('!'):
                 may_skip.append(name[1:])

@@ -25,6 +25,8 @@ check_arch() {
 	*" ${ARCH:-} "*) ;;
 	*) die "unknown ARCH='${ARCH:-}'; supported: $SUPPORTED_ARCHES (e.g. make check ARCHES=arm64)" ;;
 	esac
+	# What one arch file sets and another may not.
+	unset CROSS_COMPILE_COMPAT QEMU_DISK DEB_SUITE NO_PERF PER_PATCH_BUILDS
 	# shellcheck source=arch/arm64.sh
 	. "$TOP/scripts/arch/$ARCH.sh"
 	OUT=$BUILD/out/$ARCH
@@ -183,6 +185,7 @@ build_lock() {
 build_guest() {
 	local s
 	for s in deps build-kernel build-selftests build-perf build-rootfs; do
+		[ $s = build-perf ] && [ -n "${NO_PERF:-}" ] && continue
 		"$TOP/scripts/$s.sh" || { FAILED_STEP=$s; return 1; }
 	done
 }
@@ -207,7 +210,7 @@ kbuild_env() {
 # KMAKE_QUIET= (empty) lets kbuild print a line per object, which
 # with_progress counts.
 kmake() {
-	make ${KMAKE_QUIET--s} -C "$SRC" O="$OUT" ARCH="$ARCH" CROSS_COMPILE="$CROSS_COMPILE" \
+	make ${KMAKE_QUIET--s} -C "$SRC" O="$OUT" ARCH="$KARCH" CROSS_COMPILE="$CROSS_COMPILE" \
 		CC="$KCC" -j"$(nproc)" "$@"
 }
 

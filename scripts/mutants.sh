@@ -20,10 +20,14 @@ DF='perf_events:deferred_callchain:'
 DE='perf_events:deferred_entry:'
 DH='perf_events:deferred_hostile:'
 DI='perf_events:deferred_in_place:'
+PF='exceptions:page_fault_events:'
 VH='kunit:vmap_huge:'
 PA='kunit:perf_aux:'
 ALL=(
-	"without-tracepoints|arm64|revert:arm64: mm: Add page fault tracepoints|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;perf_events:deferred_exec: *;ftrace:ftracetest: *;perf:page_fault_events: perf record/script*;perf:page_fault_events: perf stat*;perf:page_fault_events: perf record -g*;$DF deferred.page_fault_user.*;$DI *"
+	"without-tracepoints|arm64|revert:arm64: mm: Report page faults through page_fault_event()|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;perf_events:deferred_exec: *;ftrace:ftracetest: *;perf:page_fault_events: perf record/script*;perf:page_fault_events: perf stat*;perf:page_fault_events: perf record -g*;$DF deferred.page_fault_user.*;$DI *"
+	"without-fault-helper|arm64|mutate:no-fault-helper arm64 counts the perf event after the faults with page faults disabled have gone|$PF fault_count.faults_disabled.*;exceptions:memfd_noexec: *"
+	"without-fault-helper|x86_64|revert:x86/mm: Report page faults through page_fault_event()|$PF fault_count.faults_disabled.*;$PF fault_count.segv_kernel_addr.*;$PF fault_count.nofault_kernel_addr.*;exceptions:memfd_noexec: *"
+	"without-fault-helper|riscv64|revert:riscv: mm: Report page faults through page_fault_event()|$PF fault_count.faults_disabled.*;$PF fault_count.nofault_kernel_addr.*;exceptions:memfd_noexec: *"
 	"without-caller-regs|arm64|revert:arm64: perf: Don't report the caller twice in tracepoint callchains|perf:page_fault_events: perf record -g*"
 	"without-cpu-wide-fix|arm64|revert:perf/core: Let CPU-wide events receive deferred callchains|$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DF deferred.per_cpu_self_output.*;perf_events:deferred_output: *"
 	"without-exec-fix|arm64|revert:unwind_user/deferred: Unwind the old program's stack at exec|perf_events:deferred_exec: *"
@@ -143,7 +147,7 @@ for m in "${todo[@]}"; do
 	else
 		GUEST_LOG=mutant-$name TIMEOUT=900 "$TOP/scripts/run-guest.sh" check
 		# Failures are the point here: the table only, not the FAIL lines.
-		[ -f "$log" ] && python3 "$TOP/scripts/ktap.py" parse "$ARCH mutant $name" \
+		[ -f "$log" ] && KCONFIG=$OUT/.config python3 "$TOP/scripts/ktap.py" parse "$ARCH mutant $name" \
 			"$log" "$json" --required "$TOP/configs/required-tests" | grep -v -e '^  FAIL' -e '^       | '
 		IFS=';' read -r -a globs <<<"$fails"
 		if [ ! -f "$json" ]; then

@@ -12,6 +12,12 @@
                               rb_alloc_aux() lets a PMU with
                               PERF_PMU_CAP_AUX_VMAP take chunks larger than
                               the largest entry of a huge vmap()
+  mutate.py no-fault-helper TREE
+                              arm64 emits the page fault tracepoints and
+                              counts the perf event where it did before
+                              page_fault_event(): the perf event only
+                              after the faults taken with page faults
+                              disabled have gone
   mutate.py requester-only-records TREE
                               write PERF_RECORD_CALLCHAIN_DEFERRED only to
                               events that set defer_callchain, unlike what
@@ -94,6 +100,9 @@ def tests(root):
         anywhere('true);\n\t\tEXPECT_EQ(-1, fd)', 'true);\n\t\tEXPECT_LE(0, fd)'),
         # user-mode counting: expect the 16 faults to be counted
         anywhere('EXPECT_EQ(0, count);', 'EXPECT_EQ(USER_MAP_PAGES, count);'),
+        # fault_count: expect the tracepoint and perf to disagree
+        anywhere('EXPECT_EQ(cnt.val[CNT_TP_USER], cnt.val[CNT_SW_USER]);',
+                 'EXPECT_NE(cnt.val[CNT_TP_USER], cnt.val[CNT_SW_USER]);'),
         # tracefs: expect nobody to create an instance
         anywhere('EXPECT_EQ(-1, mkdir(path, 0700))', 'EXPECT_EQ(0, mkdir(path, 0700))'),
     ])
@@ -132,6 +141,17 @@ def no_aux_order_cap(root):
                    'max_order = min_t(int, max_order, MAX_PAGE_ORDER);')])
 
 
+def no_fault_helper(root):
+    edit(root, 'arch/arm64/mm/fault.c', [
+        anywhere('\tpage_fault_event(regs, addr, esr);\n',
+                 '\tif (user_mode(regs))\n\t\ttrace_page_fault_user(addr, regs, esr);\n'
+                 '\telse\n\t\ttrace_page_fault_kernel(addr, regs, esr);\n'),
+        anywhere('\tif (!(mm_flags & FAULT_FLAG_USER))\n\t\tgoto lock_mmap;\n',
+                 '\tperf_sw_event(PERF_COUNT_SW_PAGE_FAULTS, 1, regs, addr);\n\n'
+                 '\tif (!(mm_flags & FAULT_FLAG_USER))\n\t\tgoto lock_mmap;\n'),
+    ])
+
+
 def requester_only_records(root):
     edit(root, 'kernel/events/core.c',
          [anywhere('\tif (!event->attr.defer_output)\n\t\treturn;\n\n\t/* XXX do we really',
@@ -154,6 +174,7 @@ def no_unwind_reset(root):
 if __name__ == '__main__':
     mutants = {'tests': tests, 'no-huge-aux-map': no_huge_aux_map,
                'no-aux-order-cap': no_aux_order_cap,
+               'no-fault-helper': no_fault_helper,
                'requester-only-records': requester_only_records,
                'no-entry-frame': no_entry_frame,
                'no-unwind-reset': no_unwind_reset}

@@ -23,7 +23,7 @@ parts=${parts:-fault,microbench,callchain,syscall}
 fault() { # variant [wrapper command...]
 	variant=$1
 	shift
-	for kind in anon-write file-read; do
+	for kind in anon-write file-read kernel-write; do
 		i=0
 		while [ $i -lt "$runs" ]; do
 			out=$("$@" faultcost "$kind" "$pages" 2>/dev/null | grep '^faultcost')
@@ -38,16 +38,22 @@ has_events() { [ -d $T/events/exceptions/page_fault_user ]; }
 
 case ,$parts, in *,fault,*)
 	fault off
+	# Both events, so that user and kernel faults each have theirs.
 	if has_events; then
 		mkdir $I
-		echo 1 > $I/events/exceptions/page_fault_user/enable
+		echo 1 > $I/events/exceptions/enable
 		fault tracefs
-		echo 0 > $I/events/exceptions/page_fault_user/enable
+		echo 0 > $I/events/exceptions/enable
 		rmdir $I
-		fault perf-tracepoint perf record -q -e exceptions:page_fault_user -o pf.data --
+		fault perf-tracepoint perf record -q -e 'exceptions:*' -o pf.data --
 	fi
-	# The pre-series method on arm64: a kprobe feeding perf.
+	# The pre-series method on arm64: a kprobe, into tracefs or perf.
 	if echo 'p:bench/hmf handle_mm_fault' >> $T/kprobe_events 2>/dev/null; then
+		mkdir $I
+		echo 1 > $I/events/bench/hmf/enable
+		fault tracefs-kprobe-handle_mm_fault
+		echo 0 > $I/events/bench/hmf/enable
+		rmdir $I
 		fault perf-kprobe-handle_mm_fault perf record -q -e bench:hmf -o kp.data --
 		echo '-:bench/hmf' >> $T/kprobe_events
 	else

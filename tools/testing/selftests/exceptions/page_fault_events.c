@@ -10,12 +10,22 @@
  * two delivery paths: a private tracefs instance filtered by pid (the
  * tracefs test) and a perf_event_open() tracepoint event sampling the raw
  * record (the perf test).
+ *
+ * The unprivileged fixture checks that the events give nothing away to a
+ * user without privileges at perf_event_paranoid 2: the address, ip and
+ * error code of a kernel fault are not for everyone to read.
+ *
+ * The fault_count fixture checks that the events and the perf software
+ * page fault event report the same faults: the same counts for the same
+ * workload, in user and in kernel mode, for each kind of fault that
+ * Documentation/trace/events-page-fault.rst describes.
  */
 
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -24,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -1493,6 +1504,546 @@ TEST_F(page_fault, perf)
 
 	run_case(_metadata, variant, &rec);
 	recorder_release(&rec);
+}
+
+/*
+ * What a user without privileges gets. perf_event_paranoid is set to 2, the
+ * default of most distributions, for the duration of each test; the test
+ * itself runs as nobody, without capabilities.
+ */
+#define PARANOID_PATH		"/proc/sys/kernel/perf_event_paranoid"
+#define NOBODY			65534
+
+FIXTURE(unprivileged)
+{
+	struct trace_instance inst;
+	struct tp_format fmt[2];	/* page_fault_user, page_fault_kernel */
+	char paranoid[16];		/* to restore, empty if unchanged */
+};
+
+static const char * const pf_events[] = { "page_fault_user", "page_fault_kernel" };
+
+/* Read the first line of @path, without its newline. */
+static int read_file(const char *path, char *buf, size_t size)
+{
+	ssize_t len;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, size - 1);
+	close(fd);
+	if (len <= 0)
+		return len ? -errno : -EINVAL;
+	buf[len] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+FIXTURE_SETUP(unprivileged)
+{
+	unsigned int i;
+	int ret;
+
+	if (geteuid())
+		SKIP(return, "must be run as root, to set perf_event_paranoid");
+	if (!find_tracefs(&self->inst) || !has_event(&self->inst, pf_events[0])) {
+		remove_instance(&self->inst);
+		SKIP(return, "exceptions:page_fault_{user,kernel} events are not available");
+	}
+	for (i = 0; i < ARRAY_SIZE(pf_events); i++) {
+		ret = read_tp_format(self->inst.tracefs, pf_events[i], &self->fmt[i]);
+		if (ret == -ENOENT)
+			SKIP(return, "%s has no perf event id", pf_events[i]);
+		ASSERT_EQ(0, ret) TH_LOG("cannot read the id of %s: %s",
+					 pf_events[i], strerror(-ret));
+	}
+
+	ret = read_file(PARANOID_PATH, self->paranoid, sizeof(self->paranoid));
+	if (ret == -ENOENT)
+		SKIP(return, "no %s", PARANOID_PATH);
+	ASSERT_EQ(0, ret) TH_LOG("reading %s: %s", PARANOID_PATH, strerror(-ret));
+	ret = write_file("/proc/sys/kernel", "perf_event_paranoid", "2");
+	if (ret)
+		self->paranoid[0] = '\0';
+	/* A container's /proc/sys may be read-only, even for its root. */
+	if (ret == -EACCES || ret == -EPERM || ret == -EROFS) {
+		remove_instance(&self->inst);
+		SKIP(return, "cannot set %s: %s", PARANOID_PATH, strerror(-ret));
+	}
+	ASSERT_EQ(0, ret) TH_LOG("setting %s to 2: %s", PARANOID_PATH, strerror(-ret));
+
+	/* Groups first: without CAP_SETGID, setgroups() would fail. */
+	ASSERT_EQ(0, setgroups(0, NULL));
+	ASSERT_EQ(0, setresgid(NOBODY, NOBODY, NOBODY));
+	ASSERT_EQ(0, setresuid(NOBODY, NOBODY, NOBODY));
+	ASSERT_NE(0, geteuid());
+}
+
+/* The test ran as nobody; the parent is still root. */
+FIXTURE_TEARDOWN_PARENT(unprivileged)
+{
+	if (self->paranoid[0])
+		write_file("/proc/sys/kernel", "perf_event_paranoid", self->paranoid);
+	remove_instance(&self->inst);
+}
+
+static int perf_open_tp(unsigned long id, __u64 sample_type, bool exclude_kernel)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(attr),
+		.config = id,
+		.sample_period = sample_type ? 1 : 0,
+		.sample_type = sample_type,
+		.exclude_kernel = exclude_kernel,
+		.exclude_hv = exclude_kernel,
+		.disabled = 1,
+	};
+
+	return syscall(__NR_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Counting in kernel mode is what perf_event_paranoid 2 forbids. */
+TEST_F(unprivileged, perf_kernel_denied)
+{
+	unsigned int i;
+	int fd;
+
+	for (i = 0; i < ARRAY_SIZE(pf_events); i++) {
+		fd = perf_open_tp(self->fmt[i].id, 0, false);
+		EXPECT_EQ(-1, fd) TH_LOG("%s opened as nobody", pf_events[i]);
+		if (fd >= 0)
+			close(fd);
+		else
+			EXPECT_EQ(EACCES, errno) TH_LOG("%s: %s", pf_events[i],
+							strerror(errno));
+	}
+}
+
+/* The raw record holds a kernel ip for page_fault_kernel: root only. */
+TEST_F(unprivileged, perf_raw_samples_denied)
+{
+	unsigned int i;
+	int fd;
+
+	for (i = 0; i < ARRAY_SIZE(pf_events); i++) {
+		fd = perf_open_tp(self->fmt[i].id, PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
+				  true);
+		EXPECT_EQ(-1, fd) TH_LOG("%s opened as nobody", pf_events[i]);
+		if (fd >= 0)
+			close(fd);
+		else
+			EXPECT_TRUE(errno == EPERM || errno == EACCES)
+				TH_LOG("%s: %s", pf_events[i], strerror(errno));
+	}
+}
+
+/*
+ * Counting only user mode is allowed, but the events fire in the kernel:
+ * the count of the task's own faults stays 0.
+ */
+TEST_F(unprivileged, perf_user_mode_counts_nothing)
+{
+	long page_size = sysconf(_SC_PAGESIZE);
+	__u64 count = ~0ULL;
+	char *p;
+	int fd;
+
+	fd = perf_open_tp(self->fmt[0].id, 0, true);
+	ASSERT_LE(0, fd) TH_LOG("counting %s in user mode: %s", pf_events[0],
+				strerror(errno));
+	p = mmap(NULL, USER_MAP_PAGES * page_size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	access_write(p, USER_MAP_PAGES, page_size, -1);
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, 0));
+	ASSERT_EQ(sizeof(count), read(fd, &count, sizeof(count)));
+	EXPECT_EQ(0, count);
+	munmap(p, USER_MAP_PAGES * page_size);
+	close(fd);
+}
+
+/* tracefs: no enabling the events, no instance of one's own. */
+TEST_F(unprivileged, tracefs_denied)
+{
+	static const char * const files[] = {
+		"events/exceptions/enable",
+		"events/exceptions/page_fault_user/enable",
+		"events/exceptions/page_fault_kernel/enable",
+		"events/exceptions/page_fault_user/filter",
+		"events/exceptions/page_fault_kernel/trigger",
+	};
+	char path[PATH_MAX];
+	unsigned int i;
+	int fd;
+
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		snprintf(path, sizeof(path), "%s/%s", self->inst.tracefs, files[i]);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		EXPECT_EQ(-1, fd) TH_LOG("%s is writable by nobody", path);
+		if (fd >= 0)
+			close(fd);
+		else
+			EXPECT_EQ(EACCES, errno) TH_LOG("%s: %s", path, strerror(errno));
+	}
+	snprintf(path, sizeof(path), "%s/instances/selftest_nobody_%d",
+		 self->inst.tracefs, getpid());
+	EXPECT_EQ(-1, mkdir(path, 0700)) TH_LOG("nobody created %s", path);
+	EXPECT_EQ(EACCES, errno);
+}
+
+/*
+ * The page fault events and the perf software page fault event report the
+ * same faults (page_fault_event()): for any workload, a task's count of
+ * page_fault_user equals its count of PERF_COUNT_SW_PAGE_FAULTS in user
+ * mode, and page_fault_kernel the count in kernel mode. Each variant is a
+ * kind of fault of Documentation/trace/events-page-fault.rst.
+ */
+#define COUNT_PAGES		16
+
+enum count_work {
+	WORK_USER_WRITE,	/* user-mode writes to fresh anonymous pages */
+	WORK_UACCESS,		/* read() into fresh pages: the kernel faults */
+	WORK_FAULTS_DISABLED,	/* FUTEX_WAKE_OP on fresh pages */
+	WORK_SEGV_USER_ADDR,	/* user-mode reads of PROT_NONE pages */
+	WORK_SEGV_KERNEL_ADDR,	/* user-mode reads of an unmapped kernel address */
+	WORK_NOFAULT_KERNEL_ADDR, /* user writes; an eprobe reads a kernel address */
+};
+
+/* The group of counters, in the order they are read. */
+enum { CNT_SW_USER, CNT_SW_KERNEL, CNT_TP_USER, CNT_TP_KERNEL, NR_CNT };
+
+FIXTURE(fault_count)
+{
+	struct trace_instance inst;
+	unsigned long tp_id[2];		/* page_fault_user, page_fault_kernel */
+	int fd[NR_CNT];
+};
+
+FIXTURE_VARIANT(fault_count)
+{
+	enum count_work work;
+	/*
+	 * Events per access in user and kernel mode: 1 if each access is
+	 * reported, -1 if none is, 0 if it is not this mode's to say.
+	 */
+	int user, kernel;
+};
+
+FIXTURE_VARIANT_ADD(fault_count, user_write)
+{
+	.work = WORK_USER_WRITE,
+	.user = 1,
+	.kernel = -1,
+};
+
+FIXTURE_VARIANT_ADD(fault_count, uaccess)
+{
+	.work = WORK_UACCESS,
+	.user = -1,
+	.kernel = 1,
+};
+
+/* futex_atomic_op_inuser() runs with page faults disabled. */
+FIXTURE_VARIANT_ADD(fault_count, faults_disabled)
+{
+	.work = WORK_FAULTS_DISABLED,
+	.kernel = 1,
+};
+
+FIXTURE_VARIANT_ADD(fault_count, segv_user_addr)
+{
+	.work = WORK_SEGV_USER_ADDR,
+	.user = 1,
+};
+
+/*
+ * arm64 sends translation faults on kernel addresses to do_bad_area(),
+ * not to do_page_fault(); x86 and riscv take them as page faults.
+ */
+FIXTURE_VARIANT_ADD(fault_count, segv_kernel_addr)
+{
+	.work = WORK_SEGV_KERNEL_ADDR,
+#if defined(__aarch64__)
+	.user = -1,
+#else
+	.user = 1,
+#endif
+};
+
+/*
+ * A nofault read of an unmapped kernel address from kernel mode, on each
+ * user fault: an eprobe on page_fault_user fetching the last page of the
+ * address space, which copy_from_kernel_nofault() reads.
+ */
+FIXTURE_VARIANT_ADD(fault_count, nofault_kernel_addr)
+{
+	.work = WORK_NOFAULT_KERNEL_ADDR,
+	.user = 1,
+#if defined(__aarch64__)
+	.kernel = -1,
+#else
+	.kernel = 1,
+#endif
+};
+
+#define NOFAULT_EPROBE		"selftest_page_fault/nofault"
+
+/* Create the eprobe and enable it in an instance of the test's own. */
+static int nofault_eprobe_start(struct trace_instance *inst)
+{
+	char cmd[128];
+	int ret;
+
+	snprintf(cmd, sizeof(cmd), "e:%s exceptions.page_fault_user val=@0x%lx:u64",
+		 NOFAULT_EPROBE, -(unsigned long)getpagesize());
+	ret = write_file(inst->tracefs, "dynamic_events", cmd);
+	if (ret)
+		return ret;
+	ret = create_instance(inst);
+	if (!ret)
+		ret = write_file(inst->dir, "events/" NOFAULT_EPROBE "/enable", "1");
+	return ret;
+}
+
+/* How many times the eprobe fired in the instance: at least once per access. */
+static int nofault_eprobe_hits(struct trace_instance *inst)
+{
+	char path[PATH_MAX], line[512];
+	int hits = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/trace", inst->dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		hits += !!strstr(line, ": nofault: ");
+	fclose(f);
+	return hits;
+}
+
+static void nofault_eprobe_stop(struct trace_instance *inst)
+{
+	if (inst->dir[0]) {
+		write_file(inst->dir, "events/enable", "0");
+		rmdir(inst->dir);
+		inst->dir[0] = '\0';
+	}
+	write_file(inst->tracefs, "dynamic_events", "-:" NOFAULT_EPROBE);
+}
+
+/* Counters of this task, in one group so that they count the same span. */
+static int count_open(__u32 type, __u64 config, bool user, bool kernel, int group)
+{
+	struct perf_event_attr attr = {
+		.type = type,
+		.size = sizeof(attr),
+		.config = config,
+		.exclude_user = !user,
+		.exclude_kernel = !kernel,
+		.exclude_hv = 1,
+		.disabled = group < 0,
+		.read_format = PERF_FORMAT_GROUP,
+	};
+
+	return syscall(__NR_perf_event_open, &attr, 0, -1, group, PERF_FLAG_FD_CLOEXEC);
+}
+
+FIXTURE_SETUP(fault_count)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < NR_CNT; i++)
+		self->fd[i] = -1;
+	if (geteuid())
+		SKIP(return, "must be run as root, to count tracepoints");
+	if (!find_tracefs(&self->inst) || !has_event(&self->inst, pf_events[0])) {
+		remove_instance(&self->inst);
+		SKIP(return, "exceptions:page_fault_{user,kernel} events are not available");
+	}
+	for (i = 0; i < ARRAY_SIZE(pf_events); i++) {
+		struct tp_format fmt;
+
+		ret = read_tp_format(self->inst.tracefs, pf_events[i], &fmt);
+		if (ret == -ENOENT)
+			remove_instance(&self->inst);
+		if (ret == -ENOENT)
+			SKIP(return, "%s has no perf event id", pf_events[i]);
+		ASSERT_EQ(0, ret) TH_LOG("cannot read the id of %s: %s",
+					 pf_events[i], strerror(-ret));
+		self->tp_id[i] = fmt.id;
+	}
+	if (variant->work == WORK_NOFAULT_KERNEL_ADDR) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/dynamic_events", self->inst.tracefs);
+		if (access(path, F_OK))
+			remove_instance(&self->inst);
+		if (access(path, F_OK))
+			SKIP(return, "no dynamic events (CONFIG_DYNAMIC_EVENTS)");
+	}
+
+	self->fd[CNT_SW_USER] = count_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
+					   true, false, -1);
+	ASSERT_LE(0, self->fd[CNT_SW_USER]) TH_LOG("page-faults: %s", strerror(errno));
+	self->fd[CNT_SW_KERNEL] = count_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
+					     false, true, self->fd[0]);
+	/* A tracepoint fires in the kernel, whatever mode the fault was in. */
+	self->fd[CNT_TP_USER] = count_open(PERF_TYPE_TRACEPOINT, self->tp_id[0],
+					   true, true, self->fd[0]);
+	self->fd[CNT_TP_KERNEL] = count_open(PERF_TYPE_TRACEPOINT, self->tp_id[1],
+					     true, true, self->fd[0]);
+	for (i = 1; i < NR_CNT; i++)
+		ASSERT_LE(0, self->fd[i]) TH_LOG("counter %u: %s", i, strerror(errno));
+}
+
+FIXTURE_TEARDOWN(fault_count)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_CNT; i++)
+		if (self->fd[i] >= 0)
+			close(self->fd[i]);
+	remove_instance(&self->inst);
+}
+
+/* Read @p, which faults and raises SIGSEGV. Returns false if it did not. */
+static bool read_segv(char *p)
+{
+	struct sigaction sa = {
+		.sa_sigaction = segv_handler,
+		.sa_flags = SA_SIGINFO,
+	}, old;
+	bool segv = true;
+
+	sigaction(SIGSEGV, &sa, &old);
+	if (!sigsetjmp(segv_env, 1)) {
+		call_access_fn(access_read, p, 1, 0, -1);
+		segv = false;
+	}
+	sigaction(SIGSEGV, &old, NULL);
+	return segv;
+}
+
+/*
+ * Fault once per page of @map (COUNT_PAGES pages) as @work does. Returns
+ * the number of accesses that did not do what they should have.
+ */
+static int count_work(enum count_work work, char *map, int fd)
+{
+	size_t page_size = getpagesize(), i;
+	char *kaddr = (char *)-page_size;	/* the last page: never mapped */
+	int wrong = 0;
+	int word = 0;
+
+	for (i = 0; i < COUNT_PAGES; i++) {
+		char *p = map + i * page_size;
+
+		switch (work) {
+		case WORK_USER_WRITE:
+		case WORK_NOFAULT_KERNEL_ADDR:
+			call_access_fn(access_write, p, 1, 0, -1);
+			break;
+		case WORK_UACCESS:
+			wrong += pread(fd, p, page_size, 0) != (ssize_t)page_size;
+			break;
+		case WORK_FAULTS_DISABLED:
+			wrong += syscall(SYS_futex, &word, FUTEX_WAKE_OP_PRIVATE, 1, NULL,
+					 p, FUTEX_OP(FUTEX_OP_ADD, 1, FUTEX_OP_CMP_EQ, 0)) < 0;
+			break;
+		case WORK_SEGV_USER_ADDR:
+			wrong += !read_segv(p);
+			break;
+		case WORK_SEGV_KERNEL_ADDR:
+			wrong += !read_segv(kaddr);
+			break;
+		}
+	}
+	return wrong;
+}
+
+/* Map fresh pages for @work, one fault each. */
+static char *count_map(enum count_work work)
+{
+	size_t len = COUNT_PAGES * getpagesize();
+	int prot = work == WORK_SEGV_USER_ADDR ? PROT_NONE : PROT_READ | PROT_WRITE;
+	char *map;
+
+	map = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	/* One fault per page: no large folio fills several at once. */
+	madvise(map, len, MADV_NOHUGEPAGE);
+	return map;
+}
+
+TEST_F(fault_count, same_count)
+{
+	struct { __u64 nr; __u64 val[NR_CNT]; } cnt;
+	size_t len = COUNT_PAGES * getpagesize();
+	int per_mode[2] = { variant->user, variant->kernel };
+	char *map, *warm, *data = NULL;
+	int fd = -1, mode, hits = 0;
+
+	if (variant->work == WORK_UACCESS) {
+		fd = uaccess_memfd(len, &data);
+		ASSERT_LE(0, fd) TH_LOG("cannot create a memfd: %s", strerror(errno));
+	}
+	/* A first round takes the faults of the code and stack paths. */
+	warm = count_map(variant->work);
+	map = count_map(variant->work);
+	ASSERT_TRUE(warm && map) TH_LOG("mmap: %s", strerror(errno));
+	ASSERT_EQ(0, count_work(variant->work, warm, fd));
+
+	if (variant->work == WORK_NOFAULT_KERNEL_ADDR) {
+		int ret = nofault_eprobe_start(&self->inst);
+
+		if (ret)
+			nofault_eprobe_stop(&self->inst);
+		if (ret == -EINVAL || ret == -ENOENT)
+			SKIP(return, "no eprobes (CONFIG_EPROBE_EVENTS): %s", strerror(-ret));
+		ASSERT_EQ(0, ret) TH_LOG("cannot set up the eprobe: %s", strerror(-ret));
+	}
+	/* No assertion until the eprobe is gone: it would stay behind. */
+	ioctl(self->fd[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
+	EXPECT_EQ(0, count_work(variant->work, map, fd));
+	ioctl(self->fd[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+	if (variant->work == WORK_NOFAULT_KERNEL_ADDR) {
+		hits = nofault_eprobe_hits(&self->inst);
+		nofault_eprobe_stop(&self->inst);
+		EXPECT_LE(COUNT_PAGES, hits) TH_LOG("the eprobe fired %d times", hits);
+	}
+	ASSERT_EQ(sizeof(cnt), read(self->fd[0], &cnt, sizeof(cnt)));
+	ASSERT_EQ(NR_CNT, cnt.nr);
+
+	TH_LOG("%d accesses: events user %llu kernel %llu, page-faults user %llu kernel %llu",
+	       COUNT_PAGES, cnt.val[CNT_TP_USER], cnt.val[CNT_TP_KERNEL],
+	       cnt.val[CNT_SW_USER], cnt.val[CNT_SW_KERNEL]);
+	EXPECT_EQ(cnt.val[CNT_TP_USER], cnt.val[CNT_SW_USER]);
+	EXPECT_EQ(cnt.val[CNT_TP_KERNEL], cnt.val[CNT_SW_KERNEL]);
+	/*
+	 * At least one event per access where the kind is reported; fewer
+	 * than one per access where it is not (other faults may happen).
+	 */
+	for (mode = 0; mode < 2; mode++) {
+		__u64 events = cnt.val[mode ? CNT_TP_KERNEL : CNT_TP_USER];
+		bool each = events >= COUNT_PAGES;
+
+		if (per_mode[mode])
+			EXPECT_EQ(per_mode[mode] > 0, each)
+				TH_LOG("%s: %llu events", pf_events[mode], events);
+	}
+
+	munmap(warm, len);
+	munmap(map, len);
+	if (fd >= 0)
+		close(fd);
+	free(data);
 }
 
 TEST_HARNESS_MAIN

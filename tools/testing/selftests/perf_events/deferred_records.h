@@ -108,6 +108,24 @@ static inline __u64 dr_sample_cookie(const struct dr_sample *s)
 }
 
 /*
+ * Whether a sample holds its user stack in place, after PERF_CONTEXT_USER.
+ * A kernel without a deferred unwinder for the arch (no CONFIG_UNWIND_USER)
+ * does that for every sample that asked for a deferred one.
+ */
+static inline int dr_sample_user_in_place(const struct dr_sample *s)
+{
+	__u64 i;
+
+	for (i = 0; i + 1 < s->nr; i++)
+		if (s->ips[i] == PERF_CONTEXT_USER)
+			return s->ips[i + 1] < PERF_CONTEXT_MAX;
+	return 0;
+}
+
+#define DR_NO_UNWINDER	"user stacks taken in place: no deferred unwinder for this arch " \
+			"(CONFIG_UNWIND_USER)"
+
+/*
  * A return address as the kernel reports it: without the pointer
  * authentication code that pac-ret signs saved return addresses with
  * (xpaclri is a NOP on a CPU without pointer authentication).
