@@ -60,8 +60,7 @@ cp -a "$KSFT" "$ROOT/kselftest"
 sed -e 's/#.*//' "$TOP/configs/kselftests" |
 	awk -v arch="$ARCH" 'NF { n = split($1, a, "@"); if (n == 1 || a[2] == arch) print a[1] }' |
 	while read -r t; do
-		if grep -q "^${t%%:*}:${t#*:}\$" "$KSFT/kselftest-list.txt" ||
-		   { [ "$t" = "${t%%:*}" ] && grep -q "^$t:" "$KSFT/kselftest-list.txt"; }; then
+		if grep -q -e "^$t\$" -e "^$t:" "$KSFT/kselftest-list.txt"; then
 			echo "$t"
 		else
 			msg SKIP "$t: not built for $ARCH" >&2

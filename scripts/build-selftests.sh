@@ -23,3 +23,17 @@ if ! with_progress "$ARCH kselftests" "$OUT/kselftest.log" \
 	tail -n 30 "$OUT/kselftest.log" >&2
 	die "kselftest build failed; full log: $OUT/kselftest.log"
 fi
+
+# The page-fault test again, built by Debian's clang (LLVM=1), which the
+# guest runs as exceptions:clang: where the faults are taken (one ip for
+# all of them, inside the access function) must not depend on the
+# compiler.
+clang_out=$OUT/kselftest/kselftest_install/exceptions-clang
+mkdir -p "$clang_out"
+if ! with_progress "$ARCH page-fault test (clang)" "$OUT/kselftest-clang.log" \
+	make -C "$SRC/tools/testing/selftests/exceptions" ARCH="$KARCH" LLVM=1 \
+	OUTPUT="$clang_out" KHDR_INCLUDES="-isystem $OUT/usr/include" \
+	USERLDFLAGS=-static; then
+	tail -n 30 "$OUT/kselftest-clang.log" >&2
+	die "clang build of the page-fault test failed; full log: $OUT/kselftest-clang.log"
+fi

@@ -28,8 +28,15 @@ step_failed() {
 		"$1" "$2" >"$3"
 	echo "  FAIL $1: step $2 failed (see above)"
 	rc=1
+	results+=("$3")
 }
 start=$SECONDS
+# collect LABEL LOG JSON [--required FILE]: a gate's KTAP (or a guest's
+# serial log) into JSON, counted in the total line.
+collect() {
+	python3 "$TOP/scripts/ktap.py" parse "$@" || rc=1
+	results+=("$3")
+}
 # What the per-patch builds of ARCH depend on besides the harness and the
 # tools (verdict_key): every commit's tree, the configuration, sparse and
 # the script that builds them.
@@ -59,8 +66,7 @@ gate tree
 mkdir -p "$BUILD/logs"
 gate lint
 "$TOP/scripts/lint.sh" >"$BUILD/logs/lint.log" 2>&1 || rc=1
-python3 "$TOP/scripts/ktap.py" parse lint "$BUILD/logs/lint.log" "$BUILD/logs/lint.json" || rc=1
-results+=("$BUILD/logs/lint.json")
+collect lint "$BUILD/logs/lint.log" "$BUILD/logs/lint.json"
 for ARCH in $ARCHES; do
 	(check_arch) || exit 1
 	check_arch
@@ -82,8 +88,7 @@ for ARCH in $ARCHES; do
 			verdict_drop "patch-builds-$ARCH"
 			rc=1
 		fi
-		python3 "$TOP/scripts/ktap.py" parse "$ARCH builds" "$pb.ktap" "$pb.json" || rc=1
-		results+=("$pb.json")
+		collect "$ARCH builds" "$pb.ktap" "$pb.json"
 	fi
 	for run in ${GUEST_RUNS:-$CHECK_RUNS}; do
 		case $run in
@@ -110,20 +115,17 @@ for ARCH in $ARCHES; do
 		if [ -f "$log" ]; then
 			req=("--required" "$TOP/configs/required-tests")
 			[ "$run" = stress ] && req=()
-			KCONFIG=$OUT/.config python3 "$TOP/scripts/ktap.py" parse "$label" "$log" "$json" "${req[@]}" || rc=1
+			KCONFIG=$OUT/.config collect "$label" "$log" "$json" "${req[@]}"
 		else
 			step_failed "$label" "$step" "$json"
 		fi
-		results+=("$json")
 	done
 done
 # The benchmark, in miniature (arm64 only: it measures the arm64 series).
 case " $ARCHES " in *" arm64 "*)
 	gate "bench smoke"
 	"$TOP/scripts/bench-smoke.sh" >"$BUILD/logs/bench-smoke.ktap" 2>&1 || rc=1
-	python3 "$TOP/scripts/ktap.py" parse bench "$BUILD/logs/bench-smoke.ktap" \
-		"$BUILD/logs/bench-smoke.json" || rc=1
-	results+=("$BUILD/logs/bench-smoke.json")
+	collect bench "$BUILD/logs/bench-smoke.ktap" "$BUILD/logs/bench-smoke.json"
 	;;
 esac
 # The tests fail without what they test (scripts/mutants.sh): after the
@@ -134,13 +136,11 @@ if [ "${MUTANTS:-1}" = 1 ] && [[ " ${GUEST_RUNS:-check} " = *" check "* ]]; then
 	rm -f "$BUILD/logs/mutants.ktap"
 	with_progress mutants "$BUILD/logs/mutants.out" "$TOP/scripts/mutants.sh" || rc=1
 	if [ -f "$BUILD/logs/mutants.ktap" ]; then
-		python3 "$TOP/scripts/ktap.py" parse mutants "$BUILD/logs/mutants.ktap" \
-			"$BUILD/logs/mutants.json" || rc=1
+		collect mutants "$BUILD/logs/mutants.ktap" "$BUILD/logs/mutants.json"
 	else
 		tail -n 5 "$BUILD/logs/mutants.out"
 		step_failed mutants mutants.sh "$BUILD/logs/mutants.json"
 	fi
-	results+=("$BUILD/logs/mutants.json")
 fi
 gate ""
 printf '\n'

@@ -21,7 +21,8 @@ pkgs=(git:git make:make gcc:gcc libc6-dev flex:flex bison:bison bc:bc libssl-dev
       libelf-dev ccache:ccache cpio:cpio xz:xz-utils zstd:zstd gzip:gzip
       depmod:kmod python3:python3 python3-ply python3-git perl:perl rsync:rsync
       file:file dpkg-deb:dpkg dpkg-architecture:dpkg-dev sparse:sparse
-      pkg-config:pkg-config flock:util-linux timeout:coreutils apt-get:apt)
+      pkg-config:pkg-config flock:util-linux timeout:coreutils apt-get:apt
+      clang:clang)
 libs=()	# packages of the guests' architectures
 foreign=()
 for ARCH in "${arches[@]}"; do

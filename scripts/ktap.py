@@ -120,29 +120,36 @@ def has_config(option):
     return any(l.strip() == option + '=y' for l in open(path))
 
 
+def read_required(required_file, arch):
+    """The suites required on ARCH and the cases that may skip there."""
+    required, may_skip = [], []
+    if not required_file:
+        return required, may_skip
+    # NAME or NAME@ARCH (ARCH may name a variant: arm64-64k) or
+    # NAME@CONFIG_X (where the kernel the guest ran, whose .config
+    # $KCONFIG names, has X: a feature some arches lack); a name
+    # without a wildcard must also report; !SUITE: CASE[@ARCH] is a
+    # case whose skip there is expected.
+    for l in open(required_file):
+        r = l.split('#')[0].strip()
+        if not r:
+            continue
+        name, _, only = r.partition('@')
+        if only.startswith('CONFIG_'):
+            if not has_config(only):
+                continue
+        elif only and only not in (arch.split()[0], '-'.join(arch.split())):
+            continue
+        if name.startswith('!'):
+            may_skip.append(name[1:])
+        else:
+            required.append(name)
+    return required, may_skip
+
+
 def cmd_parse(arch, log, out_json, required_file=None):
     text = open(log, errors='replace').read().splitlines()
-    required, may_skip = [], []
-    if required_file:
-        # NAME or NAME@ARCH (ARCH may name a variant: arm64-64k) or
-        # NAME@CONFIG_X (where the kernel the guest ran, whose .config
-        # $KCONFIG names, has X: a feature some arches lack); a name
-        # without a wildcard must also report; !SUITE: CASE[@ARCH] is a
-        # case whose skip there is expected.
-        for l in open(required_file):
-            r = l.split('#')[0].strip()
-            if not r:
-                continue
-            name, _, only = r.partition('@')
-            if only.startswith('CONFIG_'):
-                if not has_config(only):
-                    continue
-            elif only and only not in (arch.split()[0], '-'.join(arch.split())):
-                continue
-            if name.startswith('!'):
-                may_skip.append(name[1:])
-            else:
-                required.append(name)
+    required, may_skip = read_required(required_file, arch)
     begin = [i for i, l in enumerate(text) if l.startswith('HARNESS: begin')]
     body = text[begin[-1] + 1:] if begin else []
     # The guest may print several KTAP streams; 'HARNESS: suite NAME' starts

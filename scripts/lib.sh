@@ -13,7 +13,7 @@ die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
 # The kselftest collections built into the guests: those configs/kselftests
 # names, plus ftrace for ftracetest.
 KSELFTEST_TARGETS=${KSELFTEST_TARGETS:-$(sed -e 's/#.*//' -e 's/:.*//' "$TOP/configs/kselftests" |
-	awk 'NF' | sort -u | tr '\n' ' ')ftrace}
+	awk 'NF' | sort -u | tr '\n' ' ')ftrace verification}
 
 # The architectures the harness knows: one file each in scripts/arch/,
 # which says everything arch-specific (compiler, images, QEMU, packages).
@@ -123,6 +123,18 @@ verdict_keep() {
 }
 verdict_drop() { rm -f "$VERDICTS/$1.key"; }
 
+# KTAP from the host gates, read by scripts/ktap.py like a guest's:
+# ktap_begin NAME COUNT, one ktap_result per test, ktap_end [RC].
+ktap_begin() {
+	printf 'HARNESS: begin %s\nKTAP version 1\n1..%d\n' "$1" "$2"
+}
+# ktap_result STATUS N DESCRIPTION: "ok" where STATUS is 0, "not ok" else.
+ktap_result() {
+	if [ "$1" = 0 ]; then echo "ok $2 $3"; else echo "not ok $2 $3"; fi
+}
+ktap_end() {
+	echo "HARNESS: end${1:+ rc=$1}"
+}
 # Run "$@" (output to LOG) and print a line every PROGRESS_EVERY seconds
 # while it runs: elapsed time, and how far it got: for a kbuild log the
 # objects compiled (of how many the last build of that tree compiled, if

@@ -14,9 +14,7 @@ export PATH=/usr/bin:$PATH
 commits=$(git -C "$SRC" rev-list --reverse base..HEAD)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "HARNESS: begin lint"
-echo "KTAP version 1"
-echo "1..$(($(echo "$commits" | grep -c . || true) + 1))"
+ktap_begin lint $(($(echo "$commits" | grep -c . || true) + 1))
 n=0 rc=0
 for c in $commits; do
 	n=$((n + 1))
@@ -45,13 +43,9 @@ for c in $commits; do
 	fi
 	out=$(git -C "$SRC" format-patch --stdout -1 "$c" |
 		(cd "$SRC" && perl scripts/checkpatch.pl --strict --quiet --showfile "${ignore[@]}" -) 2>&1) || true
-	if [ -n "$out" ]; then
-		echo "$out" | sed 's/^/# /'
-		echo "not ok $n checkpatch: $name"
-		rc=1
-	else
-		echo "ok $n checkpatch: $name"
-	fi
+	st=0
+	[ -z "$out" ] || { echo "$out" | sed 's/^/# /'; st=1 rc=1; }
+	ktap_result $st "$n" "checkpatch: $name"
 done
 
 # The series as mailed (git format-patch, as 'make series' writes it)
@@ -71,12 +65,11 @@ for p in "$tmp"/mail/*.patch; do
 done
 tree=$(git -C "$SRC" write-tree)
 unset GIT_INDEX_FILE
-if [ "$applied" = "$((n - 1))" ] && [ "$tree" = "$(git -C "$SRC" rev-parse 'HEAD^{tree}')" ]; then
-	echo "ok $n series: the $applied mailed patches apply to the base and give the tested tree"
-else
+st=0
+if [ "$applied" != "$((n - 1))" ] || [ "$tree" != "$(git -C "$SRC" rev-parse 'HEAD^{tree}')" ]; then
 	echo "# applied $applied of $((n - 1)); tree $tree, tested tree $(git -C "$SRC" rev-parse 'HEAD^{tree}')"
-	echo "not ok $n series: the mailed patches apply to the base and give the tested tree"
-	rc=1
+	st=1 rc=1
 fi
-echo "HARNESS: end rc=$rc"
+ktap_result $st "$n" "series: the $applied of $((n - 1)) mailed patches apply to the base and give the tested tree"
+ktap_end $rc
 exit $rc

@@ -27,10 +27,11 @@ MN='exceptions:memfd_noexec:'
 VH='kunit:vmap_huge:'
 PA='kunit:perf_aux:'
 ALL=(
-	"without-tracepoints|arm64|revert:arm64: mm: Report page faults through page_fault_event()|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;perf_events:deferred_exec: *;ftrace:ftracetest: *;perf:page_fault_events: perf record/script*;perf:page_fault_events: perf stat*;perf:page_fault_events: perf record -g*;$DF deferred.page_fault_user.*;$DI *"
+	"without-tracepoints|arm64|revert:arm64: mm: Report page faults through page_fault_event()|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;perf_events:deferred_exec: *;ftrace:ftracetest: *;verification:ftracetest: *;perf:page_fault_events: perf record/script*;perf:page_fault_events: perf stat*;perf:page_fault_events: perf record -g*;$DF deferred.page_fault_user.*;$DI *"
 	"without-fault-helper|arm64|mutate:no-fault-helper arm64 counts the perf event after the faults with page faults disabled have gone|$PF fault_count.faults_disabled.*;$MN page_fault.exec.*;$MN fault_count.faults_disabled.*"
 	"without-fault-helper|x86_64|revert:x86/mm: Report page faults through page_fault_event()|$PF fault_count.faults_disabled.*;$PF fault_count.segv_kernel_addr.*;$PF fault_count.nofault_kernel_addr.*;$MN page_fault.exec.*;$MN fault_count.faults_disabled.*;$MN fault_count.segv_kernel_addr.*;$MN fault_count.nofault_kernel_addr.*"
 	"without-fault-helper|riscv64|revert:riscv: mm: Report page faults through page_fault_event()|$PF fault_count.faults_disabled.*;$PF fault_count.nofault_kernel_addr.*;$MN page_fault.exec.*;$MN fault_count.faults_disabled.*;$MN fault_count.nofault_kernel_addr.*"
+	"without-rv-arm64|arm64|revert:rv: Let the pagefault monitor run on arm64|verification:ftracetest: *"
 	"without-caller-regs|arm64|revert:arm64: perf: Don't report the caller twice in tracepoint callchains|perf:page_fault_events: perf record -g*"
 	"without-cpu-wide-fix|arm64|revert:perf/core: Let CPU-wide events receive deferred callchains|$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DF deferred.per_cpu_self_output.*;perf_events:deferred_output: *"
 	"without-exec-fix|arm64|revert:unwind_user/deferred: Unwind the old program's stack at exec|perf_events:deferred_exec: *"
@@ -45,8 +46,8 @@ ALL=(
 	"without-no-reclaim|arm64|revert:perf/core: Don't reclaim or compact for AUX pages a PMU only prefers large|$PA prefer-large, * MiB, fragmented"
 	"without-no-retry|arm64|revert:perf/core: Don't retry AUX chunk orders that already failed|$PA prefer-large, * MiB, fragmented"
 	"without-no-reclaim|x86_64|revert:perf/core: Don't reclaim or compact for AUX pages a PMU only prefers large|$PA prefer-large, * MiB, fragmented"
-	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *;kunit:perf_aux_churn: *;$VH *"
-	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;kunit:perf_aux: *;kunit:perf_aux_churn: *;$VH vmap_huge_[!c]*"
+	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;kunit:perf_aux_churn: *;$VH *"
+	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;kunit:perf_aux_churn: *;$VH vmap_huge_[!c]*"
 	"requester-only-records|arm64|mutate:requester-only-records deferred records only to events with defer_callchain|perf_events:deferred_output: *;$DF deferred.cpu_clock.*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DH *;$DI *"
 	"without-vmap-huge|arm64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_pmd_block;$VH vmap_huge_cont_groups;$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;$VH vmap_huge_largest_entry;$PA prefer-large, no vmap, 16 MiB;kunit:arm_spe_pmu: *;kunit:arm_trbe: *;$PA prefer-large, 1 MiB;$PA prefer-large, 4 MiB;$PA prefer-large, 16 MiB;$PA prefer-large, 4 MiB, watermark 64 KiB;$PA prefer-large, * MiB, overwrite*;$PA no-sg, 64 KiB, overwrite;$PA no-sg, largest block, overwrite"
 	"without-vmap-huge|x86_64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_pmd_block;$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;$VH vmap_huge_largest_entry;$PA prefer-large, no vmap, 16 MiB*;$PA prefer-large, 4 MiB;$PA prefer-large, 16 MiB;$PA prefer-large, 4 MiB, overwrite*;$PA prefer-large, 16 MiB, overwrite;$PA no-sg, largest block, overwrite"
@@ -61,7 +62,7 @@ ktap=$BUILD/logs/mutants.ktap
 mkdir -p "$BUILD/logs"
 # The table, in the usual form, and the total line.
 report() {
-	echo "HARNESS: end" >>"$ktap"
+	ktap_end >>"$ktap"
 	echo
 	grep -v '^HARNESS' "$ktap"
 	python3 "$TOP/scripts/ktap.py" parse mutants "$ktap" "$BUILD/logs/mutants.json" >/dev/null
@@ -77,14 +78,16 @@ for m in "${ALL[@]}"; do
 	[ -z "${MUTANTS_ONLY:-}" ] || [[ " $MUTANTS_ONLY " == *" $name "* ]] || continue
 	todo+=("$m")
 done
-printf 'HARNESS: begin mutants\nKTAP version 1\n1..%d\n' "${#todo[@]}" >"$ktap"
+ktap_begin mutants "${#todo[@]}" >"$ktap"
 
 "$TOP/scripts/tree.sh" || exit 1
 head=$(git_t rev-parse HEAD)
 if [ "$head" != "$(cat "$SRC/.git/series-head")" ] || [ -n "$(git_t status --porcelain)" ]; then
 	# Mutants reset the tree: never with work in it that patches/ lacks.
-	printf 'HARNESS: begin mutants\nKTAP version 1\n1..1\n%s\n' \
-		"ok 1 mutants # SKIP $SRC has work not exported to patches/ ('make export' first)" >"$ktap"
+	{
+		ktap_begin mutants 1
+		ktap_result 0 1 "mutants # SKIP $SRC has work not exported to patches/ ('make export' first)"
+	} >"$ktap"
 	report
 	exit 0
 fi
@@ -163,9 +166,7 @@ for m in "${todo[@]}"; do
 		fi
 		[ -f "$log.expect" ] && tee -a "$ktap" <"$log.expect"
 	fi
-	result="not ok"
-	[ -n "$ok" ] && result=ok
-	echo "$result $n mutants: $name ($ARCH): $what" >>"$ktap"
+	ktap_result "$([ -n "$ok" ]; echo $?)" "$n" "mutants: $name ($ARCH): $what" >>"$ktap"
 done
 git_t reset -q --hard "$head"
 report

@@ -42,9 +42,7 @@ trap restore EXIT
 
 commits=$(git -C "$SRC" rev-list --reverse base..HEAD)
 nr=$(echo "$commits" | grep -c .)
-echo "HARNESS: begin patch-builds $ARCH"
-echo "KTAP version 1"
-echo "1..3"
+ktap_begin "patch-builds $ARCH" 3
 rc=0
 
 # 1. Every patch builds, without warnings. The kernel in $OUT is the
@@ -53,12 +51,28 @@ rc=0
 # (where a patch adds the Kconfig options the series' .config sets), not
 # twice. The series' own state comes last, built from the first patch's.
 # Each log lists what was compiled, and the count goes into the KTAP.
+# A patch whose tree differs from the one built just before it only in
+# what this kernel is not built from (tools/, Documentation/, MAINTAINERS,
+# another arch's arch/ directory) gives the same kernel: not built again.
+srcarch=${IMAGE#arch/}
+srcarch=${srcarch%%/*}
+kernel_changes() { # commit commit: the paths between them the build reads
+	git -C "$SRC" diff --name-only "$1" "$2" |
+		awk -v own="arch/$srcarch/" '!/^(tools|Documentation)\// && $0 != "MAINTAINERS" &&
+			(!/^arch\// || index($0, own) == 1)'
+}
 bad=
+prev=$(git -C "$SRC" rev-parse HEAD) prev_i=$nr	# the kernel in $OUT
 mapfile -t order < <(seq $((nr - 1)) -1 1; echo "$nr")
 for i in "${order[@]}"; do
 	c=$(echo "$commits" | sed -n "${i}p")
 	subject=$(git -C "$SRC" log -1 --format=%s "$c")
 	git -C "$SRC" checkout -q "$c"
+	if [ -z "$(kernel_changes "$prev" "$c")" ]; then
+		echo "# patch $i: the kernel sources of patch $prev_i, built already: $subject"
+		continue
+	fi
+	prev=$c prev_i=$i
 	configure
 	if ! KMAKE_QUIET= kmake >"$logs/$i.log" 2>&1; then
 		echo "# build fails after patch $i: $subject (log: $logs/$i.log)"
@@ -73,12 +87,8 @@ for i in "${order[@]}"; do
 		bad=1
 	fi
 done
-if [ -z "$bad" ]; then
-	echo "ok 1 builds: $ARCH kernel builds, without warnings, after each of the $nr patches"
-else
-	echo "not ok 1 builds: $ARCH kernel builds, without warnings, after each of the $nr patches"
-	rc=1
-fi
+[ -z "$bad" ] || rc=1
+ktap_result "${bad:-0}" 1 "builds: $ARCH kernel builds, without warnings, after each of the $nr patches"
 
 # 2. W=1 and sparse on the touched C files this configuration builds, at
 # the series and at the base. Line numbers move between the two; the
@@ -172,25 +182,24 @@ done
 count() { # kind: findings at the base and at the series, all files
 	echo "$(cat "$logs"/base-*."$1" | grep -c .) at the base, $(cat "$logs"/series-*."$1" | grep -c .) with the series"
 }
-if [ -z "$built" ]; then
-	echo "not ok 2 w1: $ARCH: no file the series touches is built here"
-	rc=1
-elif compare gcc; then
-	echo "ok 2 w1: $ARCH: nothing new from W=1 in$built ($(count gcc))"
-else
-	echo "not ok 2 w1: $ARCH: new findings from W=1 (see above)"
-	rc=1
-fi
+# gate N NAME KIND TOOL: test N, findings of KIND (gcc or sparse) by TOOL.
+gate() {
+	local st=1 what
+	if [ -z "$built" ]; then
+		what="no file the series touches is built here"
+	elif compare "$3"; then
+		st=0 what="nothing new from $4 in$built ($(count "$3"))"
+	else
+		what="new findings from $4 (see above)"
+	fi
+	[ $st = 0 ] || rc=1
+	ktap_result $st "$1" "$2: $ARCH: $what"
+}
+gate 2 w1 gcc W=1
 if [ $sparse_ok = 0 ]; then
-	echo "ok 3 sparse: $ARCH # SKIP $(sparse --version 2>/dev/null | head -n1) is rejected by the kernel's scripts/checker-valid.sh even with __typeof_unqual__ defined"
-elif [ -z "$built" ]; then
-	echo "not ok 3 sparse: $ARCH: no file the series touches is built here"
-	rc=1
-elif compare sparse; then
-	echo "ok 3 sparse: $ARCH: nothing new from sparse $(sparse --version) in$built ($(count sparse))"
+	ktap_result 0 3 "sparse: $ARCH # SKIP $(sparse --version 2>/dev/null | head -n1) is rejected by the kernel's scripts/checker-valid.sh even with __typeof_unqual__ defined"
 else
-	echo "not ok 3 sparse: $ARCH: new findings from sparse (see above)"
-	rc=1
+	gate 3 sparse sparse "sparse $(sparse --version)"
 fi
-echo "HARNESS: end rc=$rc"
+ktap_end $rc
 exit $rc

@@ -180,74 +180,104 @@ static const uint64_t sample_bits[] = {
 	PERF_SAMPLE_STACK_USER, PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_DATA_SRC,
 };
 
+/*
+ * A random attr: an event of one of the kinds the series touches, random
+ * sample and callchain bits; now and then a reserved bit (returns true).
+ */
+static bool random_attr(struct perf_event_attr *attr, long ids[2])
+{
+	unsigned int i;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	switch (pick(4)) {
+	case 0:
+	case 1:
+		attr->type = PERF_TYPE_SOFTWARE;
+		attr->config = pick(2) ? PERF_COUNT_SW_CPU_CLOCK :
+			       pick(2) ? PERF_COUNT_SW_TASK_CLOCK :
+			       pick(2) ? PERF_COUNT_SW_PAGE_FAULTS :
+					 PERF_COUNT_SW_DUMMY;
+		break;
+	case 2:
+		attr->type = PERF_TYPE_TRACEPOINT;
+		attr->config = ids[pick(2)];
+		break;
+	default:
+		attr->type = PERF_TYPE_HARDWARE;
+		attr->config = pick(2) ? PERF_COUNT_HW_CPU_CYCLES :
+					 PERF_COUNT_HW_INSTRUCTIONS;
+		break;
+	}
+	for (i = 0; i < ARRAY_SIZE(sample_bits); i++)
+		if (pick(3) == 0)
+			attr->sample_type |= sample_bits[i];
+	if (pick(2))
+		attr->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	attr->sample_period = pick(4) ? 1 + pick(100000) : 0;
+	attr->freq = attr->sample_period && pick(8) == 0;
+	if (attr->freq)
+		attr->sample_freq = 1 + pick(2000);
+	attr->disabled = 1;
+	attr->defer_callchain = pick(2);
+	attr->defer_output = pick(3) == 0;
+	attr->exclude_callchain_user = pick(4) == 0;
+	attr->exclude_callchain_kernel = pick(4) == 0;
+	attr->exclude_kernel = pick(3) == 0;
+	attr->exclude_user = pick(6) == 0;
+	attr->inherit = pick(4) == 0;
+	attr->sample_id_all = pick(2);
+	attr->comm = pick(4) == 0;
+	attr->mmap = pick(4) == 0;
+	attr->task = pick(4) == 0;
+	attr->watermark = pick(4) == 0;
+	attr->wakeup_events = pick(16);
+	attr->sample_max_stack = pick(4) ? 0 : pick(300);
+	if (attr->sample_type & PERF_SAMPLE_STACK_USER)
+		attr->sample_stack_user = 8 * pick(1024);
+	if (attr->sample_type & PERF_SAMPLE_REGS_USER)
+		attr->sample_regs_user = pick(2) ? 1 : 3;
+	attr->aux_watermark = pick(4) ? 0 : pick(1 << 20);
+	attr->aux_sample_size = pick(8) ? 0 : pick(1 << 16);
+	if (pick(16) == 0) {
+		/* The reserved bits after defer_output */
+		((uint64_t *)attr)[5] |= 1ULL << (40 + pick(24));
+		return true;
+	}
+	return false;
+}
+
+/* An AUX area after the ring at @len: none of these PMUs has one. */
+static void try_aux(struct stats *st, struct perf_event_mmap_page *pg,
+		    int fd, size_t len, uint32_t type)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t aux_pages = 1UL << pick(13);
+	void *aux;
+
+	pg->aux_offset = len;
+	pg->aux_size = aux_pages * page + (pick(8) ? 0 : page);
+	aux = mmap(NULL, pg->aux_size, PROT_READ | PROT_WRITE,
+		   MAP_SHARED, fd, pg->aux_offset);
+	if (aux == MAP_FAILED) {
+		st->aux_rejected++;
+		return;
+	}
+	violation(st, "AUX area of %lu bytes mapped on type %lu",
+		  pg->aux_size, type);
+	munmap(aux, pg->aux_size);
+}
+
 static void one(struct stats *st, long ids[2], int ncpu)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	struct perf_event_attr attr;
 	struct perf_event_mmap_page *pg;
 	size_t data_pages, len;
-	unsigned int i;
-	bool reserved = false;
+	bool reserved;
 	int fd, pid, cpu;
-	void *aux;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	switch (pick(4)) {
-	case 0:
-	case 1:
-		attr.type = PERF_TYPE_SOFTWARE;
-		attr.config = pick(2) ? PERF_COUNT_SW_CPU_CLOCK :
-			      pick(2) ? PERF_COUNT_SW_TASK_CLOCK :
-			      pick(2) ? PERF_COUNT_SW_PAGE_FAULTS :
-					PERF_COUNT_SW_DUMMY;
-		break;
-	case 2:
-		attr.type = PERF_TYPE_TRACEPOINT;
-		attr.config = ids[pick(2)];
-		break;
-	default:
-		attr.type = PERF_TYPE_HARDWARE;
-		attr.config = pick(2) ? PERF_COUNT_HW_CPU_CYCLES :
-					PERF_COUNT_HW_INSTRUCTIONS;
-		break;
-	}
-	for (i = 0; i < ARRAY_SIZE(sample_bits); i++)
-		if (pick(3) == 0)
-			attr.sample_type |= sample_bits[i];
-	if (pick(2))
-		attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
-	attr.sample_period = pick(4) ? 1 + pick(100000) : 0;
-	attr.freq = attr.sample_period && pick(8) == 0;
-	if (attr.freq)
-		attr.sample_freq = 1 + pick(2000);
-	attr.disabled = 1;
-	attr.defer_callchain = pick(2);
-	attr.defer_output = pick(3) == 0;
-	attr.exclude_callchain_user = pick(4) == 0;
-	attr.exclude_callchain_kernel = pick(4) == 0;
-	attr.exclude_kernel = pick(3) == 0;
-	attr.exclude_user = pick(6) == 0;
-	attr.inherit = pick(4) == 0;
-	attr.sample_id_all = pick(2);
-	attr.comm = pick(4) == 0;
-	attr.mmap = pick(4) == 0;
-	attr.task = pick(4) == 0;
-	attr.watermark = pick(4) == 0;
-	attr.wakeup_events = pick(16);
-	attr.sample_max_stack = pick(4) ? 0 : pick(300);
-	if (attr.sample_type & PERF_SAMPLE_STACK_USER)
-		attr.sample_stack_user = 8 * pick(1024);
-	if (attr.sample_type & PERF_SAMPLE_REGS_USER)
-		attr.sample_regs_user = pick(2) ? 1 : 3;
-	attr.aux_watermark = pick(4) ? 0 : pick(1 << 20);
-	attr.aux_sample_size = pick(8) ? 0 : pick(1 << 16);
-	if (pick(16) == 0) {
-		/* The reserved bits after defer_output */
-		((uint64_t *)&attr)[5] |= 1ULL << (40 + pick(24));
-		reserved = true;
-	}
-
+	reserved = random_attr(&attr, ids);
 	pid = pick(4) ? 0 : -1;
 	cpu = pid == -1 ? (int)pick(ncpu + 1) : (int)pick(ncpu + 2) - 1;
 
@@ -273,22 +303,8 @@ static void one(struct stats *st, long ids[2], int ncpu)
 	pg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (pg != MAP_FAILED) {
 		st->mmapped++;
-		/* An AUX area: none of these PMUs has one, all must refuse. */
-		if (pick(2)) {
-			size_t aux_pages = 1UL << pick(13);
-
-			pg->aux_offset = len;
-			pg->aux_size = aux_pages * page + (pick(8) ? 0 : page);
-			aux = mmap(NULL, pg->aux_size, PROT_READ | PROT_WRITE,
-				   MAP_SHARED, fd, pg->aux_offset);
-			if (aux == MAP_FAILED)
-				st->aux_rejected++;
-			else
-				violation(st, "AUX area of %lu bytes mapped on type %lu",
-					  pg->aux_size, attr.type);
-			if (aux != MAP_FAILED)
-				munmap(aux, pg->aux_size);
-		}
+		if (pick(2))
+			try_aux(st, pg, fd, len, attr.type);
 	}
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	workload();

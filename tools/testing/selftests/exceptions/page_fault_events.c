@@ -1523,6 +1523,19 @@ FIXTURE(unprivileged)
 
 static const char * const pf_events[] = { "page_fault_user", "page_fault_kernel" };
 
+/* The formats of both events into fmt[]; on error, *bad is the event's. */
+static int read_pf_formats(const char *tracefs, struct tp_format *fmt, unsigned int *bad)
+{
+	int ret;
+
+	for (*bad = 0; *bad < ARRAY_SIZE(pf_events); (*bad)++) {
+		ret = read_tp_format(tracefs, pf_events[*bad], &fmt[*bad]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /* Read the first line of @path, without its newline. */
 static int read_file(const char *path, char *buf, size_t size)
 {
@@ -1552,13 +1565,11 @@ FIXTURE_SETUP(unprivileged)
 		remove_instance(&self->inst);
 		SKIP(return, "exceptions:page_fault_{user,kernel} events are not available");
 	}
-	for (i = 0; i < ARRAY_SIZE(pf_events); i++) {
-		ret = read_tp_format(self->inst.tracefs, pf_events[i], &self->fmt[i]);
-		if (ret == -ENOENT)
-			SKIP(return, "%s has no perf event id", pf_events[i]);
-		ASSERT_EQ(0, ret) TH_LOG("cannot read the id of %s: %s",
-					 pf_events[i], strerror(-ret));
-	}
+	ret = read_pf_formats(self->inst.tracefs, self->fmt, &i);
+	if (ret == -ENOENT)
+		SKIP(return, "%s has no perf event id", pf_events[i]);
+	ASSERT_EQ(0, ret) TH_LOG("cannot read the id of %s: %s",
+				 pf_events[i], strerror(-ret));
 
 	ret = read_file(PARANOID_PATH, self->paranoid, sizeof(self->paranoid));
 	if (ret == -ENOENT)
@@ -1855,6 +1866,7 @@ static int count_open(__u32 type, __u64 config, bool user, bool kernel, int grou
 
 FIXTURE_SETUP(fault_count)
 {
+	struct tp_format fmt[ARRAY_SIZE(pf_events)];
 	unsigned int i;
 	int ret;
 
@@ -1866,18 +1878,15 @@ FIXTURE_SETUP(fault_count)
 		remove_instance(&self->inst);
 		SKIP(return, "exceptions:page_fault_{user,kernel} events are not available");
 	}
-	for (i = 0; i < ARRAY_SIZE(pf_events); i++) {
-		struct tp_format fmt;
-
-		ret = read_tp_format(self->inst.tracefs, pf_events[i], &fmt);
-		if (ret == -ENOENT)
-			remove_instance(&self->inst);
-		if (ret == -ENOENT)
-			SKIP(return, "%s has no perf event id", pf_events[i]);
-		ASSERT_EQ(0, ret) TH_LOG("cannot read the id of %s: %s",
-					 pf_events[i], strerror(-ret));
-		self->tp_id[i] = fmt.id;
-	}
+	ret = read_pf_formats(self->inst.tracefs, fmt, &i);
+	if (ret == -ENOENT)
+		remove_instance(&self->inst);
+	if (ret == -ENOENT)
+		SKIP(return, "%s has no perf event id", pf_events[i]);
+	ASSERT_EQ(0, ret) TH_LOG("cannot read the id of %s: %s",
+				 pf_events[i], strerror(-ret));
+	for (i = 0; i < ARRAY_SIZE(pf_events); i++)
+		self->tp_id[i] = fmt[i].id;
 	if (variant->work == WORK_NOFAULT_KERNEL_ADDR) {
 		char path[PATH_MAX];
 
