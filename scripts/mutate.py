@@ -30,6 +30,10 @@
                               TIF_UNWIND_RESET is never set: the cookie and
                               the cached trace of a task's first deferred
                               unwind are never forgotten
+  mutate.py no-arm64-events TREE
+                              arm64 emits no page fault tracepoint (they
+                              stay defined, for the RV monitor) and counts
+                              the perf event where it did before the series
 
 An edit replaces OLD by NEW in the whole file or only within one block (a
 fixture variant, a table of cases). Its scope must occur exactly once and
@@ -171,13 +175,23 @@ def no_unwind_reset(root):
                    'unwind_reset_on_exit(void)\n{\n}')])
 
 
+def no_arm64_events(root):
+    edit(root, 'arch/arm64/mm/fault.c', [
+        anywhere('\tpage_fault_event(regs, addr, esr);\n', ''),
+        anywhere('\tif (!(mm_flags & FAULT_FLAG_USER))\n\t\tgoto lock_mmap;\n',
+                 '\tperf_sw_event(PERF_COUNT_SW_PAGE_FAULTS, 1, regs, addr);\n\n'
+                 '\tif (!(mm_flags & FAULT_FLAG_USER))\n\t\tgoto lock_mmap;\n'),
+    ])
+
+
 if __name__ == '__main__':
     mutants = {'tests': tests, 'no-huge-aux-map': no_huge_aux_map,
                'no-aux-order-cap': no_aux_order_cap,
                'no-fault-helper': no_fault_helper,
                'requester-only-records': requester_only_records,
                'no-entry-frame': no_entry_frame,
-               'no-unwind-reset': no_unwind_reset}
+               'no-unwind-reset': no_unwind_reset,
+               'no-arm64-events': no_arm64_events}
     if len(sys.argv) != 3 or sys.argv[1] not in mutants:
         sys.exit(__doc__)
     mutants[sys.argv[1]](sys.argv[2])
