@@ -11,7 +11,8 @@ warn() { printf '\n*** WARNING: %s\n\n' "$*" >&2; }
 die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # The kselftest collections built into the guests: those configs/kselftests
-# names, plus ftrace for ftracetest.
+# names, plus ftrace (ftracetest) and verification (the RV monitor's .tc,
+# which ftracetest runs).
 KSELFTEST_TARGETS=${KSELFTEST_TARGETS:-$(sed -e 's/#.*//' -e 's/:.*//' "$TOP/configs/kselftests" |
 	awk 'NF' | sort -u | tr '\n' ' ')ftrace verification}
 

@@ -145,14 +145,20 @@ def no_aux_order_cap(root):
                    'max_order = min_t(int, max_order, MAX_PAGE_ORDER);')])
 
 
+# arm64's do_page_fault() counts the perf event where v7.3 does: after the
+# faults taken with page faults disabled have gone.
+ARM64_PERF_AS_BEFORE = anywhere(
+    '\tif (!(mm_flags & FAULT_FLAG_USER))\n\t\tgoto lock_mmap;\n',
+    '\tperf_sw_event(PERF_COUNT_SW_PAGE_FAULTS, 1, regs, addr);\n\n'
+    '\tif (!(mm_flags & FAULT_FLAG_USER))\n\t\tgoto lock_mmap;\n')
+
+
 def no_fault_helper(root):
     edit(root, 'arch/arm64/mm/fault.c', [
         anywhere('\tpage_fault_event(regs, addr, esr);\n',
                  '\tif (user_mode(regs))\n\t\ttrace_page_fault_user(addr, regs, esr);\n'
                  '\telse\n\t\ttrace_page_fault_kernel(addr, regs, esr);\n'),
-        anywhere('\tif (!(mm_flags & FAULT_FLAG_USER))\n\t\tgoto lock_mmap;\n',
-                 '\tperf_sw_event(PERF_COUNT_SW_PAGE_FAULTS, 1, regs, addr);\n\n'
-                 '\tif (!(mm_flags & FAULT_FLAG_USER))\n\t\tgoto lock_mmap;\n'),
+        ARM64_PERF_AS_BEFORE,
     ])
 
 
@@ -178,9 +184,7 @@ def no_unwind_reset(root):
 def no_arm64_events(root):
     edit(root, 'arch/arm64/mm/fault.c', [
         anywhere('\tpage_fault_event(regs, addr, esr);\n', ''),
-        anywhere('\tif (!(mm_flags & FAULT_FLAG_USER))\n\t\tgoto lock_mmap;\n',
-                 '\tperf_sw_event(PERF_COUNT_SW_PAGE_FAULTS, 1, regs, addr);\n\n'
-                 '\tif (!(mm_flags & FAULT_FLAG_USER))\n\t\tgoto lock_mmap;\n'),
+        ARM64_PERF_AS_BEFORE,
     ])
 
 

@@ -182,8 +182,8 @@ done
 count() { # kind: findings at the base and at the series, all files
 	echo "$(cat "$logs"/base-*."$1" | grep -c .) at the base, $(cat "$logs"/series-*."$1" | grep -c .) with the series"
 }
-# gate N NAME KIND TOOL: test N, findings of KIND (gcc or sparse) by TOOL.
-gate() {
+# verdict N NAME KIND TOOL: test N, findings of KIND (gcc or sparse) by TOOL.
+verdict() {
 	local st=1 what
 	if [ -z "$built" ]; then
 		what="no file the series touches is built here"
@@ -195,11 +195,11 @@ gate() {
 	[ $st = 0 ] || rc=1
 	ktap_result $st "$1" "$2: $ARCH: $what"
 }
-gate 2 w1 gcc W=1
+verdict 2 w1 gcc W=1
 if [ $sparse_ok = 0 ]; then
 	ktap_result 0 3 "sparse: $ARCH # SKIP $(sparse --version 2>/dev/null | head -n1) is rejected by the kernel's scripts/checker-valid.sh even with __typeof_unqual__ defined"
 else
-	gate 3 sparse sparse "sparse $(sparse --version)"
+	verdict 3 sparse sparse "sparse $(sparse --version)"
 fi
 ktap_end $rc
 exit $rc
