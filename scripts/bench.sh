@@ -58,8 +58,8 @@ if [[ $PARTS == *" frag "* ]]; then
 		git -C "$SRC" worktree add -q --detach "$old" HEAD
 	fi
 	git -C "$old" checkout -q --detach "$(git -C "$SRC" rev-parse HEAD)"
-	for subject in "perf/core: Don't retry AUX chunk orders that already failed" \
-		"perf/core: Don't reclaim or compact for AUX pages a PMU only prefers large"; do
+	for subject in "perf/aux: Don't retry AUX chunk orders that already failed" \
+		"perf/aux: Don't reclaim or compact for AUX pages a PMU only prefers large"; do
 		c=$(series_commit "$subject") || die "no single patch '$subject' in the series"
 		git -C "$old" revert --no-edit "$c" >/dev/null ||
 			die "'$subject' does not revert cleanly in $old"

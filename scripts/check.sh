@@ -49,6 +49,36 @@ patch_builds_key() {
 		cat "$TOP/scripts/patch-builds.sh"
 	} | verdict_key
 }
+# What each mailed series alone builds from: the trees of the series
+# applied to the bare base (scripts/mail.sh), the configuration, the
+# tools and the scripts. Empty if they do not apply (the gate says why).
+series_builds_key() {
+	(
+		. "$TOP/scripts/mail.sh"
+		mail_groups
+		for i in "${!MAIL_NAME[@]}"; do
+			h=$(mail_replay "${MAIL_FIRST[$i]}" "${MAIL_LAST[$i]}" 2>/dev/null) || exit 1
+			echo "${MAIL_NAME[$i]} ${MAIL_FIRST[$i]} $(git -C "$SRC" rev-parse "$h^{tree}")"
+		done
+		cat "$OUT/.config" "$TOP/scripts/mail.sh" "$TOP/scripts/series-builds.sh"
+	) | verdict_key
+}
+# cached_gate NAME KEY WHAT LABEL KTAP CMD...: the verdict of gate NAME
+# where KEY is the one it passed with (WHAT being what stayed the same),
+# else CMD run with progress lines, its KTAP kept for next time if it
+# passes.
+cached_gate() {
+	local name=$1 key=$2 what=$3 label=$4 ktap=$5
+	shift 5
+	if verdict_reuse "$name" "$key" "$what" >"$ktap"; then
+		return 0
+	elif with_progress "$label" "$ktap" "$@"; then
+		verdict_keep "$name" "$key" "$ktap"
+	else
+		verdict_drop "$name"
+		rc=1
+	fi
+}
 # Each gate's header, and what the one before it cost (printed at the end).
 gate_times=()
 gate_name=
@@ -79,16 +109,14 @@ for ARCH in $ARCHES; do
 	if [ -z "$built" ] && [ "${PATCH_BUILDS:-1}" = 1 ] && [ "${PER_PATCH_BUILDS:-yes}" = yes ]; then
 		gate "$ARCH: builds after each patch, W=1, sparse"
 		pb=$BUILD/logs/$ARCH/patch-builds
-		key=$(patch_builds_key)
-		if verdict_reuse "patch-builds-$ARCH" "$key" "commits, configuration and tools" >"$pb.ktap"; then
-			:
-		elif with_progress "$ARCH patch builds" "$pb.ktap" "$TOP/scripts/patch-builds.sh"; then
-			verdict_keep "patch-builds-$ARCH" "$key" "$pb.ktap"
-		else
-			verdict_drop "patch-builds-$ARCH"
-			rc=1
-		fi
+		cached_gate "patch-builds-$ARCH" "$(patch_builds_key)" "commits, configuration and tools" \
+			"$ARCH patch builds" "$pb.ktap" "$TOP/scripts/patch-builds.sh"
 		collect "$ARCH builds" "$pb.ktap" "$pb.json"
+		gate "$ARCH: each mailed series alone on the base"
+		sb=$BUILD/logs/$ARCH/series-builds
+		cached_gate "series-builds-$ARCH" "$(series_builds_key)" "mailed series, configuration and tools" \
+			"$ARCH series builds" "$sb.ktap" "$TOP/scripts/series-builds.sh"
+		collect "$ARCH series builds" "$sb.ktap" "$sb.json"
 	fi
 	for run in ${GUEST_RUNS:-$CHECK_RUNS}; do
 		case $run in

@@ -6,6 +6,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_tree
+. "$TOP/scripts/mail.sh"
+mail_groups
 
 # checkpatch's SPDX check runs python3 with 'ply'; Debian's python3-ply is
 # installed for /usr/bin/python3, which a pyenv or venv python would hide.
@@ -14,7 +16,7 @@ export PATH=/usr/bin:$PATH
 commits=$(git -C "$SRC" rev-list --reverse base..HEAD)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-ktap_begin lint $(($(echo "$commits" | grep -c . || true) + 1))
+ktap_begin lint $(($(echo "$commits" | grep -c . || true) + 1 + ${#MAIL_NAME[@]}))
 n=0 rc=0
 for c in $commits; do
 	n=$((n + 1))
@@ -70,6 +72,14 @@ if [ "$applied" != "$((n - 1))" ] || [ "$tree" != "$(git -C "$SRC" rev-parse 'HE
 	echo "# applied $applied of $((n - 1)); tree $tree, tested tree $(git -C "$SRC" rev-parse 'HEAD^{tree}')"
 	st=1 rc=1
 fi
-ktap_result $st "$n" "series: the $applied of $((n - 1)) mailed patches apply to the base and give the tested tree"
+ktap_result $st "$n" "series: the $applied of $((n - 1)) patches apply to the base and give the tested tree"
+
+# Each mailed series (patches/cover/) applies to the bare base alone.
+for i in "${!MAIL_NAME[@]}"; do
+	n=$((n + 1)) st=0
+	mail_replay "${MAIL_FIRST[$i]}" "${MAIL_LAST[$i]}" >/dev/null 2>"$tmp/replay" || st=1
+	[ $st = 0 ] || { sed 's/^/# /' "$tmp/replay"; rc=1; }
+	ktap_result $st "$n" "series: ${MAIL_NAME[$i]} (patches ${MAIL_FIRST[$i]}-${MAIL_LAST[$i]}) applies to the bare base alone"
+done
 ktap_end $rc
 exit $rc

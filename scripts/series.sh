@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# 'make series': write the mail-ready series to build/series/: git
-# format-patch --cover-letter of build/linux (new files included), with
-# To/Cc on each patch from the tree's get_maintainer.pl.
+# 'make series': write the mail-ready series to build/series/, one
+# directory per cover letter in patches/cover/ (scripts/mail.sh): git
+# format-patch --cover-letter of that part of build/linux applied to the
+# bare base alone, signed off by the sender, with To/Cc on each patch
+# from the tree's get_maintainer.pl and on the cover letter the union.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -20,74 +22,90 @@ fi
 # 'make series' asks this first, before it assembles the tree.
 [ "${1:-}" != --check-sender ] || exit 0
 need_tree
+. "$TOP/scripts/mail.sh"
 
 DIR=$BUILD/series
 rm -rf "$DIR"
-n=$(git -C "$SRC" rev-list --count base..HEAD)
-[ "$n" -gt 0 ] || die "no patches in $SRC (base..HEAD is empty)"
-git -C "$SRC" format-patch -q --cover-letter --thread --base=base -o "$DIR" base..HEAD
-# The placeholder author and sign-off become the sender's; authors and
-# sign-offs of real people are kept. Nothing with a placeholder address
-# may be left.
-for p in "$DIR"/[0-9]*.patch; do
+mkdir -p "$DIR"
+mail_groups
+
+# The placeholder author (and the cover letter's placeholder sender)
+# become the sender; authors and sign-offs of real people are kept.
+unplaceholder() { # patch
 	# A long From: header is folded onto continuation lines.
 	perl -0pi -e 'BEGIN { ($who, $ph) = splice(@ARGV, 0, 2) }
 		s/^(From|Signed-off-by): ([^\n]*(?:\n[ \t][^\n]*)*)/my ($k, $v) = ($1, $2); $v =~ m{$ph} ? "$k: $who" : "$k: $v"/gme' \
-		"$sender" "$placeholder" "$p"
-	case "$p" in *0000-cover-letter.patch) continue ;; esac
+		"$sender" "$placeholder" "$1"
+}
+sign() { # patch
+	unplaceholder "$1"
 	git interpret-trailers --in-place --if-exists addIfDifferent \
-		--trailer "Signed-off-by: $sender" "$p"
-done
-if grep -lE "$placeholder" "$DIR"/*.patch >/dev/null; then
-	die "a placeholder identity is still in $(grep -lE "$placeholder" "$DIR"/*.patch | head -n 1)"
-fi
+		--trailer "Signed-off-by: $sender" "$1"
+}
+# address PATCH TO CC: puts the recipients above its Subject: line.
+address() {
+	sed -i "0,/^Subject:/s//To: $2\nCc: $3\nSubject:/" "$1"
+}
+# get_maintainer.pl looks up the commits a message names, which the base
+# (a source package, no history) lacks: its complaints go to a log.
+gm() {
+	(cd "$SRC" && perl scripts/get_maintainer.pl --no-git --no-git-fallback --norolestats --nokeywords "$@") \
+		2>>"$DIR/get_maintainer.log"
+}
+# cover DIR LETTER HEAD: the cover letter's subject and text from
+# patches/cover/, the checkpatch findings kept on purpose in its patches
+# (base..HEAD), and its recipients: everyone its patches go to.
+cover() {
+	local c=$1/0000-cover-letter.patch letter=$2 text subj ex to cc
+	subj=$(sed -n 's/^Subject: //p' "$letter")
+	[ -n "$subj" ] || die "$letter has no 'Subject: <subject>' line"
+	text=$(mktemp)
+	{
+		sed '1,/^$/d' "$letter"
+		ex=$(grep -v '^#' "$TOP/configs/checkpatch-exceptions" | while IFS=$'\t' read -r type s reason; do
+			git -C "$SRC" log --format=%s base.."$3" | grep -qxF -- "$s" &&
+				printf '  %s: %s (%s)\n' "$s" "$type" "$reason"
+		done || true)
+		[ -z "$ex" ] || printf '\ncheckpatch findings kept on purpose:\n%s\n' "$ex"
+	} >"$text"
+	SUBJ=$subj perl -pi -e 's/\*\*\* SUBJECT HERE \*\*\*/$ENV{SUBJ}/' "$c"
+	sed -i -e "/\*\*\* BLURB HERE \*\*\*/{r $text
+d}" "$c"
+	rm -f "$text"
+	unplaceholder "$c"
+	# The shortlog names authors without their address: a placeholder
+	# author's patches are the sender's.
+	git -C "$SRC" log --format='%an <%ae>' base.."$3" | sort -u | grep -E "$placeholder" |
+		sed 's/ <.*//' | while IFS= read -r who; do
+			WHO=$who NAME=${sender% <*} perl -pi -e 's/^\Q$ENV{WHO}\E( \(\d+\):)$/$ENV{NAME}$1/' "$c"
+		done
+	to=$(sed -n 's/^To: //p' "$1"/0*.patch | tr ',' '\n' | sort -u | grep . | paste -sd, -)
+	cc=$(sed -n 's/^Cc: //p' "$1"/0*.patch | tr ',' '\n' | sort -u | grep . |
+		grep -vxF -f <(echo "$to" | tr ',' '\n') | paste -sd, -)
+	address "$c" "$to" "$cc"
+}
 
-# Per-patch recipients: maintainers and lists of the files each touches.
-for p in "$DIR"/[0-9]*.patch; do
-	case "$p" in *0000-cover-letter.patch) continue ;; esac
-	gm() { (cd "$SRC" && perl scripts/get_maintainer.pl --no-git --no-git-fallback --norolestats --nokeywords "$@"); }
-	to=$(gm -m --nol --nor "$p")
-	cc=$(gm "$p" | grep -vxF "$to" || true)
-	to=$(echo "$to" | paste -sd, -)
-	cc=$(echo "$cc" | paste -sd, -)
-	sed -i "0,/^Subject:/s//To: $to\nCc: $cc\nSubject:/" "$p"
+for i in "${!MAIL_NAME[@]}"; do
+	name=${MAIL_NAME[$i]} first=${MAIL_FIRST[$i]} last=${MAIL_LAST[$i]}
+	head=$(mail_replay "$first" "$last") ||
+		die "series $name (patches $first-$last) does not apply to the bare base alone"
+	# The Message-Ids are made of the committer's address: the sender's.
+	GIT_COMMITTER_NAME=${sender% <*} GIT_COMMITTER_EMAIL=${sender##*<} GIT_COMMITTER_EMAIL=${GIT_COMMITTER_EMAIL%>} \
+		git -C "$SRC" format-patch -q --cover-letter --thread --base=base -o "$DIR/$name" base.."$head"
+	for p in "$DIR/$name"/[0-9]*.patch; do
+		case "$p" in *0000-cover-letter.patch) continue ;; esac
+		sign "$p"
+		to=$(gm -m --nol --nor "$p" | paste -sd, -)
+		cc=$(gm "$p" | grep -vxF -f <(echo "$to" | tr ',' '\n') | paste -sd, - || true)
+		address "$p" "$to" "$cc"
+	done
+	cover "$DIR/$name" "$COVERS/$name" "$head"
+	msg SERIES "$DIR/$name: cover letter + $((last - first + 1)) patches (series patches $first-$last)"
 done
-
-# The cover letter: subject, what the series does, the patch list with
-# their one-line summaries (format-patch adds the shortlog and diffstat),
-# the accepted checkpatch exceptions, and where the numbers come from.
-cover=$DIR/0000-cover-letter.patch
-blurb=$(mktemp)
-{
-	echo "This series makes arm64 emit the generic page fault trace events,"
-	echo "wires arm64 into the generic frame pointer user unwinder so that"
-	echo "perf's deferred user callchains work there, and lets Arm SPE and"
-	echo "CoreSight ask for large AUX chunks without bringing back the direct"
-	echo "reclaim and compaction that made order-0 the default: high-order"
-	echo "attempts for PMUs that only prefer large chunks take a free block or"
-	echo "fall back at once. Selftests, KUnit suites and documentation cover"
-	echo "each part."
-	echo
-	echo "Tested in 2 CPU QEMU guests (arm64 -M virt -cpu max, and x86_64 as"
-	echo "the reference): every selftest and KUnit case passes; each patch is"
-	echo "checkpatch --strict clean and the tree builds without warnings after"
-	echo "each one, for both; W=1 and sparse (0.6.4, with __typeof_unqual__"
-	echo "read as __typeof__) find nothing new in the touched files."
-	echo "Numbers, from QEMU -icount runs: with the events off, do_page_fault()"
-	echo "is within the run-to-run spread of v7.3.4; on memory with no free"
-	echo "block above order 3, a 16 MiB PREFER_LARGE AUX buffer costs 0 direct"
-	echo "reclaims and compactions, against 3530 and 6674 without the"
-	echo "allocation policy. Each commit message says how its numbers were"
-	echo "produced."
-	ex=$(grep -v '^#' "$TOP/configs/checkpatch-exceptions" | awk -F'\t' 'NF >= 3 { printf "  %s: %s (%s)\n", $2, $1, $3 }')
-	if [ -n "$ex" ]; then
-		echo
-		echo "checkpatch findings kept on purpose:"
-		echo "$ex"
+# Neither a placeholder address nor a placeholder author's name is left.
+names=$(git -C "$SRC" log --format='%an <%ae>' base..HEAD | sort -u | grep -E "$placeholder" | sed 's/ <.*//' || true)
+for f in "$DIR"/*/*.patch; do
+	if grep -qE "$placeholder" "$f" || { [ -n "$names" ] && grep -qF "$names" "$f"; }; then
+		die "a placeholder identity is still in $f"
 	fi
-} >"$blurb"
-sed -i -e "s/\*\*\* SUBJECT HERE \*\*\*/arm64: page fault tracepoints, deferred user callchains, large AUX buffers/" \
-	-e "/\*\*\* BLURB HERE \*\*\*/{r $blurb
-d}" "$cover"
-rm -f "$blurb"
-msg SERIES "$DIR: cover letter + $n patches"
+done
