@@ -4,7 +4,8 @@
 # the arch's kernel is built):
 #   1. the kernel builds, without warnings, after every patch of the series
 #      (bisectability), each build incremental on the one before, from
-#      the last patch back to the first and then the series again;
+#      the last patch back to the first and then the series again (or,
+#      with PATCH_BUILDS_SCOPE=dirs, the series' directories compile);
 #   2. W=1 and 3. sparse (C=2; see below for how Debian's 0.6.4 is run)
 #      find nothing new in the C files the series touches, compared with
 #      the same files at the base.
@@ -61,6 +62,18 @@ kernel_changes() { # commit commit: the paths between them the build reads
 		awk -v own="arch/$srcarch/" '!/^(tools|Documentation)\// && $0 != "MAINTAINERS" &&
 			(!/^arch\// || index($0, own) == 1)'
 }
+# PATCH_BUILDS_SCOPE=dirs (scripts/arch/): not the whole kernel after each
+# patch but the directories (with their subdirectories) of the C files
+# the series touches that this configuration builds.
+targets=()
+scope="kernel builds"
+if [ "${PATCH_BUILDS_SCOPE:-kernel}" = dirs ]; then
+	mapfile -t targets < <(git -C "$SRC" diff --name-only base..HEAD -- '*.c' | grep -v '^tools/' |
+		xargs -r -n1 dirname | sort -u | while read -r d; do
+			compgen -G "$OUT/$d/*.o" >/dev/null && echo "$d/"
+		done)
+	scope="${targets[*]} compile"
+fi
 bad=
 prev=$(git -C "$SRC" rev-parse HEAD) prev_i=$nr	# the kernel in $OUT
 mapfile -t order < <(seq $((nr - 1)) -1 1; echo "$nr")
@@ -74,7 +87,12 @@ for i in "${order[@]}"; do
 	fi
 	prev=$c prev_i=$i
 	configure
-	if ! KMAKE_QUIET= kmake >"$logs/$i.log" 2>&1; then
+	# Of the series' directories, those this patch's tree has.
+	here=()
+	for d in "${targets[@]}"; do
+		[ -d "$SRC/$d" ] && here+=("$d")
+	done
+	if ! KMAKE_QUIET= kmake "${here[@]}" >"$logs/$i.log" 2>&1; then
 		echo "# build fails after patch $i: $subject (log: $logs/$i.log)"
 		grep -m5 -E 'error|Error' "$logs/$i.log" | sed 's/^/#   /'
 		bad=1
@@ -88,7 +106,7 @@ for i in "${order[@]}"; do
 	fi
 done
 [ -z "$bad" ] || rc=1
-ktap_result "${bad:-0}" 1 "builds: $ARCH kernel builds, without warnings, after each of the $nr patches"
+ktap_result "${bad:-0}" 1 "builds: $ARCH: $scope, without warnings, after each of the $nr patches"
 
 # 2. W=1 and sparse on the touched C files this configuration builds, at
 # the series and at the base. Line numbers move between the two; the
