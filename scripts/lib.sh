@@ -236,6 +236,36 @@ series_commit() {
 	[ -n "$c" ] && [ "$(echo "$c" | wc -l)" = 1 ] && echo "$c"
 }
 
+# For the scripts that build other states of the tree in $OUT
+# (patch-builds.sh, series-builds.sh): tree_builds NAME checks that the
+# series is built and committed, takes the build lock, sets branch (the
+# series' branch) and logs ($BUILD/logs/$ARCH/NAME, which keeps the
+# series' .config), and puts the tree and the kernel back at the series,
+# built, when the script exits, whatever happens.
+tree_builds() {
+	[ -f "$OUT/.config" ] || die "no $OUT/.config; run 'make kernel ARCH=$ARCH' first"
+	[ -z "$(git -C "$SRC" status --porcelain --untracked-files=no)" ] ||
+		die "$SRC has uncommitted changes; commit or export them first"
+	build_lock
+	branch=$(git -C "$SRC" symbolic-ref -q --short HEAD) || die "$SRC is not on a branch"
+	kbuild_env
+	logs=$BUILD/logs/$ARCH/$1
+	mkdir -p "$logs"
+	cp "$OUT/.config" "$logs/series.config"
+	trap tree_builds_restore EXIT
+}
+tree_builds_restore() {
+	git -C "$SRC" checkout -q "$branch"
+	cp "$logs/series.config" "$OUT/.config"
+	kmake >"$logs/final.log" 2>&1
+}
+# The series' .config on whatever state is checked out (Kbuild drops the
+# options of patches not applied).
+tree_builds_configure() {
+	cp "$logs/series.config" "$OUT/.config"
+	kmake olddefconfig >/dev/null 2>&1
+}
+
 need_tree() {
 	[ -e "$SRC/.git" ] || die "no assembled tree at $SRC; run 'make tree' first"
 }

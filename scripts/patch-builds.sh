@@ -18,28 +18,8 @@ set -uo pipefail
 check_arch
 need_tree
 command -v sparse >/dev/null || die "sparse not found; run 'make deps' (as root)"
-[ -f "$OUT/.config" ] || die "no $OUT/.config; run 'make kernel ARCH=$ARCH' first"
-[ -z "$(git -C "$SRC" status --porcelain --untracked-files=no)" ] ||
-	die "$SRC has uncommitted changes; commit or export them first"
-
-build_lock
-branch=$(git -C "$SRC" symbolic-ref -q --short HEAD) || die "$SRC is not on a branch"
-kbuild_env
-logs=$BUILD/logs/$ARCH/patch-builds
-mkdir -p "$logs"
+tree_builds patch-builds
 rm -f "$logs"/base-* "$logs"/series-*
-cp "$OUT/.config" "$logs/series.config"
-configure() {
-	cp "$logs/series.config" "$OUT/.config"
-	kmake olddefconfig >/dev/null 2>&1
-}
-# Back to the series, whatever happens: checked out, configured, built.
-restore() {
-	git -C "$SRC" checkout -q "$branch"
-	cp "$logs/series.config" "$OUT/.config"
-	kmake >"$logs/final.log" 2>&1
-}
-trap restore EXIT
 
 commits=$(git -C "$SRC" rev-list --reverse base..HEAD)
 nr=$(echo "$commits" | grep -c .)
@@ -86,7 +66,7 @@ for i in "${order[@]}"; do
 		continue
 	fi
 	prev=$c prev_i=$i
-	configure
+	tree_builds_configure
 	# Of the series' directories, those this patch's tree has.
 	here=()
 	for d in "${targets[@]}"; do
@@ -165,12 +145,12 @@ for f in $files; do
 	[ -f "$OUT/${f%.c}.o" ] && built+=" $f"
 done
 git -C "$SRC" checkout -q "$branch"
-configure
+tree_builds_configure
 for f in $built; do
 	findings "$f" "$logs/series-${f//\//_}"
 done
 git -C "$SRC" checkout -q base
-configure
+tree_builds_configure
 # compare KIND: the series' findings of that kind that the base lacks
 compare() {
 	local f key new bad=

@@ -19,22 +19,7 @@ check_arch
 need_tree
 . "$TOP/scripts/mail.sh"
 mail_groups
-[ -f "$OUT/.config" ] || die "no $OUT/.config; run 'make kernel ARCH=$ARCH' first"
-[ -z "$(git -C "$SRC" status --porcelain --untracked-files=no)" ] ||
-	die "$SRC has uncommitted changes; commit or export them first"
-
-build_lock
-branch=$(git -C "$SRC" symbolic-ref -q --short HEAD) || die "$SRC is not on a branch"
-kbuild_env
-logs=$BUILD/logs/$ARCH/series-builds
-mkdir -p "$logs"
-cp "$OUT/.config" "$logs/series.config"
-restore() {
-	git -C "$SRC" checkout -q "$branch"
-	cp "$logs/series.config" "$OUT/.config"
-	kmake >"$logs/final.log" 2>&1
-}
-trap restore EXIT
+tree_builds series-builds
 
 ktap_begin "series-builds $ARCH" ${#MAIL_NAME[@]}
 rc=0
@@ -61,8 +46,7 @@ for i in "${!MAIL_NAME[@]}"; do
 		continue
 	fi
 	git -C "$SRC" checkout -q "$head"
-	cp "$logs/series.config" "$OUT/.config"
-	kmake olddefconfig >/dev/null 2>&1
+	tree_builds_configure
 	st=0
 	if ! KMAKE_QUIET= kmake $dirs >"$logs/$name.log" 2>&1; then
 		echo "# $name does not compile alone (log: $logs/$name.log)"
