@@ -259,6 +259,15 @@ tree_builds_restore() {
 	cp "$logs/series.config" "$OUT/.config"
 	kmake >"$logs/final.log" 2>&1
 }
+# built_dirs FROM TO: the directories ("dir/") of the C files that differ
+# between the two commits, outside tools/, that the kernel in $OUT builds.
+built_dirs() {
+	git -C "$SRC" diff --name-only "$1" "$2" -- '*.c' | grep -v '^tools/' |
+		xargs -r -n1 dirname | sort -u | while read -r d; do
+			compgen -G "$OUT/$d/*.o" >/dev/null && echo "$d/"
+		done
+	return 0
+}
 # The series' .config on whatever state is checked out (Kbuild drops the
 # options of patches not applied).
 tree_builds_configure() {

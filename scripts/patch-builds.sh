@@ -48,10 +48,7 @@ kernel_changes() { # commit commit: the paths between them the build reads
 targets=()
 scope="kernel builds"
 if [ "${PATCH_BUILDS_SCOPE:-kernel}" = dirs ]; then
-	mapfile -t targets < <(git -C "$SRC" diff --name-only base..HEAD -- '*.c' | grep -v '^tools/' |
-		xargs -r -n1 dirname | sort -u | while read -r d; do
-			compgen -G "$OUT/$d/*.o" >/dev/null && echo "$d/"
-		done)
+	mapfile -t targets < <(built_dirs base HEAD)
 	scope="${targets[*]} compile"
 fi
 bad=

@@ -37,10 +37,7 @@ for i in "${!MAIL_NAME[@]}"; do
 		ktap_result 0 $((i + 1)) "$what: the tree after patch $last, built by the per-patch builds"
 		continue
 	fi
-	dirs=$(git -C "$SRC" diff --name-only base "$head" -- '*.c' | grep -v '^tools/' |
-		xargs -r -n1 dirname | sort -u | while read -r d; do
-			compgen -G "$OUT/$d/*.o" >/dev/null && echo "$d/"
-		done)
+	dirs=$(built_dirs base "$head")
 	if [ -z "$dirs" ]; then
 		ktap_result 0 $((i + 1)) "$what: # SKIP no C file it touches is built for $ARCH"
 		continue
