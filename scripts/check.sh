@@ -16,6 +16,13 @@ ARCHES=${ARCHES:-$SUPPORTED_ARCHES}
 # CHECK_RUNS (scripts/arch/) says; make check-quick only the first, make
 # check-debug only the last. GUEST_RUNS, if set, applies to every arch.
 GUEST_RUNS=${GUEST_RUNS:-}
+# CHECK_FULL=1 ('make check-full'): each arch's FULL_RUNS where it has
+# them, the builds after each patch on arches whose PER_PATCH_BUILDS is
+# 'full', and the whole kernel after each patch everywhere
+# (PATCH_BUILDS_FULL, read by scripts/patch-builds.sh).
+CHECK_FULL=${CHECK_FULL:-0}
+PATCH_BUILDS_FULL=$CHECK_FULL
+export PATCH_BUILDS_FULL
 # The boots take about 15 s (check), 1 min (debug) and 3.5 min (stress)
 # here; the limits leave 5x or more for a slower host yet let a hung guest
 # be reported, with its log, well inside CI's 90 minutes.
@@ -46,6 +53,7 @@ patch_builds_key() {
 		git -C "$SRC" log --format=%T base..HEAD
 		cat "$OUT/.config"
 		sparse --version
+		echo "scope ${PATCH_BUILDS_SCOPE:-kernel} full $PATCH_BUILDS_FULL"
 		cat "$TOP/scripts/patch-builds.sh"
 	} | verdict_key
 }
@@ -106,7 +114,9 @@ for ARCH in $ARCHES; do
 	build_guest || built=$FAILED_STEP
 	# Every patch builds; W=1 and sparse find nothing new (per arch, on the
 	# kernel just built, so it costs only what the patches change).
-	if [ -z "$built" ] && [ "${PATCH_BUILDS:-1}" = 1 ] && [ "${PER_PATCH_BUILDS:-yes}" = yes ]; then
+	per_patch=${PER_PATCH_BUILDS:-yes}
+	[ "$per_patch" = full ] && per_patch=$([ "$CHECK_FULL" = 1 ] && echo yes || echo no)
+	if [ -z "$built" ] && [ "${PATCH_BUILDS:-1}" = 1 ] && [ "$per_patch" = yes ]; then
 		gate "$ARCH: builds after each patch, W=1, sparse"
 		pb=$BUILD/logs/$ARCH/patch-builds
 		cached_gate "patch-builds-$ARCH" "$(patch_builds_key)" "commits, configuration and tools" \
@@ -118,7 +128,9 @@ for ARCH in $ARCHES; do
 			"$ARCH series builds" "$sb.ktap" "$TOP/scripts/series-builds.sh"
 		collect "$ARCH series builds" "$sb.ktap" "$sb.json"
 	fi
-	for run in ${GUEST_RUNS:-$CHECK_RUNS}; do
+	runs=$CHECK_RUNS
+	[ "$CHECK_FULL" = 1 ] && runs=${FULL_RUNS:-$CHECK_RUNS}
+	for run in ${GUEST_RUNS:-$runs}; do
 		case $run in
 		check) variant=series mode=check label=$ARCH log=check ;;
 		stress) variant=series mode=stress label="$ARCH stress" log=stress ;;

@@ -27,7 +27,7 @@ check_arch() {
 	*) die "unknown ARCH='${ARCH:-}'; supported: $SUPPORTED_ARCHES (e.g. make check ARCHES=arm64)" ;;
 	esac
 	# What one arch file sets and another may not.
-	unset CROSS_COMPILE_COMPAT QEMU_DISK DEB_SUITE NO_PERF PER_PATCH_BUILDS PATCH_BUILDS_SCOPE
+	unset CROSS_COMPILE_COMPAT QEMU_DISK DEB_SUITE NO_PERF PER_PATCH_BUILDS PATCH_BUILDS_SCOPE FULL_RUNS
 	# shellcheck source=arch/arm64.sh
 	. "$TOP/scripts/arch/$ARCH.sh"
 	OUT=$BUILD/out/$ARCH

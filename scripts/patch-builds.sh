@@ -5,7 +5,8 @@
 #   1. the kernel builds, without warnings, after every patch of the series
 #      (bisectability), each build incremental on the one before, from
 #      the last patch back to the first and then the series again (or,
-#      with PATCH_BUILDS_SCOPE=dirs, the series' directories compile);
+#      with PATCH_BUILDS_SCOPE=dirs and not PATCH_BUILDS_FULL=1, the
+#      series' directories compile);
 #   2. W=1 and 3. sparse (C=2; see below for how Debian's 0.6.4 is run)
 #      find nothing new in the C files the series touches, compared with
 #      the same files at the base.
@@ -44,10 +45,11 @@ kernel_changes() { # commit commit: the paths between them the build reads
 }
 # PATCH_BUILDS_SCOPE=dirs (scripts/arch/): not the whole kernel after each
 # patch but the directories (with their subdirectories) of the C files
-# the series touches that this configuration builds.
+# the series touches that this configuration builds. PATCH_BUILDS_FULL=1
+# ('make check-full') builds the whole kernel on every arch.
 targets=()
 scope="kernel builds"
-if [ "${PATCH_BUILDS_SCOPE:-kernel}" = dirs ]; then
+if [ "${PATCH_BUILDS_SCOPE:-kernel}" = dirs ] && [ "${PATCH_BUILDS_FULL:-0}" != 1 ]; then
 	mapfile -t targets < <(built_dirs base HEAD)
 	scope="${targets[*]} compile"
 fi

@@ -15,8 +15,8 @@ ARCH_PKGS=(qemu-system-x86_64:qemu-system-x86)
 # ('make check-debug ARCHES=x86_64' or GUEST_RUNS="check stress debug"
 # still give x86_64 the others).
 CHECK_RUNS="check"
-# After each patch, the directories of the C files the series touches are
-# compiled (scripts/patch-builds.sh), not the whole kernel: the series
-# changes one x86 file, the whole kernel is built after every patch on
-# arm64, and the x86 kernel of the series is built whole for its guest.
-PATCH_BUILDS_SCOPE=dirs
+# Builds after each patch only in 'make check-full' (the whole kernel
+# there): the series changes one x86 file, which the x86 kernel of the
+# series, built whole for its guest, compiles; the generic code of every
+# patch is built after each patch on arm64 in 'make check'.
+PER_PATCH_BUILDS=full

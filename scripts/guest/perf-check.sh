@@ -97,9 +97,16 @@ fi
 
 # An AArch32 program under --call-graph fp,defer: its samples keep the
 # user callchain that --call-graph fp gives (level3 <- level2 <- level1 <-
-# main in most of them), not a deferred record the kernel cannot fill.
+# main), not a deferred record the kernel cannot fill. User-mode samples
+# only (task-clock:u), of 300 ms of the child's user time: the kernel's
+# share of the run (exec, faults, its clock reads) grows with a slow host
+# and a debug kernel, its user time does not. The child spends nearly all
+# of that in level3(). At least a quarter of the samples must show the
+# chain: without the compat fallback none does, and the 64 KiB-page debug
+# guest under TCG was seen with fewer than half (85 of 178, kernel
+# samples still counted then).
 c32_chains() { # call-graph mode: prints samples and those with the chain
-	perf record -q -e task-clock -c 2000000 --call-graph "$1" -o c32.data -- \
+	perf record -q -e task-clock:u -c 2000000 --call-graph "$1" -o c32.data -- \
 		"$c32" 300 >/dev/null 2>c32.err
 	perf script -i c32.data -F ip,sym 2>>c32.err |
 		awk 'NF == 0 { if (n) s++; n = 0; next }
@@ -113,8 +120,8 @@ if [ -n "$arm64" ]; then
 		ktap_test_fail "$name (no $c32: the selftests were built without an AArch32 compiler)"
 	else
 		set -- $(c32_chains fp) $(c32_chains fp,defer)
-		if [ "$1" -ge 20 ] && [ $(($2 * 2)) -ge "$1" ] &&
-		   [ "$3" -ge 20 ] && [ $(($4 * 2)) -ge "$3" ]; then
+		if [ "$1" -ge 20 ] && [ $(($2 * 4)) -ge "$1" ] &&
+		   [ "$3" -ge 20 ] && [ $(($4 * 4)) -ge "$3" ]; then
 			ktap_test_pass "$name ($2 of $1 samples with fp, $4 of $3 with fp,defer)"
 		else
 			ktap_print_msg "level3 <- level2 <- level1 <- main in $2 of $1 samples with fp, $4 of $3 with fp,defer"
