@@ -557,13 +557,34 @@ static void aux_drain_local_pages(struct work_struct *work)
 #define AUX_FRAG_GFP	((GFP_KERNEL & ~__GFP_RECLAIM) | __GFP_NOWARN | \
 			 __GFP_NOMEMALLOC)
 #define AUX_FRAG_ORDER	PAGE_ALLOC_COSTLY_ORDER
-#define AUX_FRAG_GIVEN	(SZ_64M >> PAGE_SHIFT)
 
 struct aux_frag {
 	struct list_head held;	/* first pages, order in page_private() */
 	unsigned long nr_held;
 	unsigned long nr_given;	/* pages given back, in AUX_FRAG_ORDER blocks */
+	unsigned long target;	/* at least that many, see aux_frag_target() */
 };
+
+/*
+ * Pages to give back: 64 MiB for the buffers, and on top what the zones'
+ * watermarks keep out of reach. The fallbacks across pageblocks that the
+ * fixture causes boost a zone's watermarks by up to a pageblock or one
+ * and a half high watermarks, whichever is larger: 1024 pages with 64 KiB
+ * pages. Without that headroom a 16 MiB buffer there (256 pages) failed
+ * at order 0, with 1362 pages free, once the boost was met.
+ */
+static unsigned long aux_frag_target(void)
+{
+	unsigned long pages = SZ_64M >> PAGE_SHIFT, high;
+	struct zone *zone;
+
+	for_each_populated_zone(zone) {
+		high = zone->_watermark[WMARK_HIGH];
+		pages += high + max(pageblock_nr_pages, high * 3 / 2);
+	}
+
+	return pages;
+}
 
 static void aux_frag_hold(struct aux_frag *frag, struct page *page, int order)
 {
@@ -596,7 +617,7 @@ static void aux_frag_take_blocks(struct aux_frag *frag)
 
 	for (order = MAX_PAGE_ORDER; order > AUX_FRAG_ORDER; order--) {
 		while ((page = alloc_pages(AUX_FRAG_GFP, order))) {
-			if (frag->nr_given < AUX_FRAG_GIVEN)
+			if (frag->nr_given < frag->target)
 				aux_frag_give_back_halves(frag, page, order);
 			else
 				aux_frag_hold(frag, page, order);
@@ -796,6 +817,7 @@ static void aux_prefer_large_falls_back_without_reclaim(struct kunit *test)
 	frag = kunit_kzalloc(test, sizeof(*frag), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, frag);
 	INIT_LIST_HEAD(&frag->held);
+	frag->target = aux_frag_target();
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, aux_frag_release, frag), 0);
 
 	aux_frag_take_blocks(frag);
@@ -809,7 +831,7 @@ static void aux_prefer_large_falls_back_without_reclaim(struct kunit *test)
 	kunit_info(test, "fixture holds %lu pages, gave back %lu in order-%d blocks, %ld pages free\n",
 		   frag->nr_held, frag->nr_given, AUX_FRAG_ORDER,
 		   aux_nr_free_pages());
-	if (frag->nr_given < AUX_FRAG_GIVEN)
+	if (frag->nr_given < frag->target)
 		kunit_skip(test, "too little free memory to fragment");
 
 	sp->reclaim = 0;
