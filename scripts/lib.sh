@@ -268,6 +268,35 @@ built_dirs() {
 		done
 	return 0
 }
+# built_objects FROM TO: the objects of the C files that differ between the
+# two commits, outside tools/, that the kernel in $OUT has built.
+built_objects() {
+	git -C "$SRC" diff --name-only --diff-filter=AM "$1" "$2" -- '*.c' | grep -v '^tools/' |
+		while read -r f; do
+			[ -f "$OUT/${f%.c}.o" ] && echo "${f%.c}.o"
+		done
+	return 0
+}
+# configured OBJ: whether the configuration in $OUT and the Makefiles of
+# the tree checked out build OBJ (a single-object target compiles what
+# Kbuild would not): every CONFIG_ symbol on a Makefile line that adds OBJ,
+# or a directory above it, is y or m. Each directory's Makefile (or Kbuild)
+# names OBJ and the directories by their paths below it.
+configured() {
+	local d=${1%/*} rel sym
+	while :; do
+		rel=${1#"$d"/}
+		for sym in $(cat "$SRC/$d/Kbuild" "$SRC/$d/Makefile" 2>/dev/null |
+			sed -e ':a' -e '/\\$/N; s/\\\n/ /; ta' |
+			awk -v r="$rel" '{ for (i = 2; i <= NF; i++)
+				if ($i == r || ($i ~ /\/$/ && index(r, $i) == 1)) { print $1; break } }' |
+			grep -o 'CONFIG_[A-Za-z0-9_]*'); do
+			grep -qE "^$sym=(y|m)$" "$OUT/.config" || return 1
+		done
+		[ "$d" = "${d%/*}" ] && return 0
+		d=${d%/*}
+	done
+}
 # The series' .config on whatever state is checked out (Kbuild drops the
 # options of patches not applied).
 tree_builds_configure() {

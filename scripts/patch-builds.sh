@@ -5,8 +5,8 @@
 #   1. the kernel builds, without warnings, after every patch of the series
 #      (bisectability), each build incremental on the one before, from
 #      the last patch back to the first and then the series again (or,
-#      with PATCH_BUILDS_SCOPE=dirs and not PATCH_BUILDS_FULL=1, the
-#      series' directories compile);
+#      with PATCH_BUILDS_SCOPE=dirs or files and not PATCH_BUILDS_FULL=1,
+#      the series' directories or its C files compile);
 #   2. W=1 and 3. sparse (C=2; see below for how Debian's 0.6.4 is run)
 #      find nothing new in the C files the series touches, compared with
 #      the same files at the base.
@@ -43,16 +43,27 @@ kernel_changes() { # commit commit: the paths between them the build reads
 		awk -v own="arch/$srcarch/" '!/^(tools|Documentation)\// && $0 != "MAINTAINERS" &&
 			(!/^arch\// || index($0, own) == 1)'
 }
-# PATCH_BUILDS_SCOPE=dirs (scripts/arch/): not the whole kernel after each
-# patch but the directories (with their subdirectories) of the C files
-# the series touches that this configuration builds. PATCH_BUILDS_FULL=1
-# ('make check-full') builds the whole kernel on every arch.
+# PATCH_BUILDS_SCOPE (scripts/arch/): not the whole kernel after each
+# patch but, with 'dirs', the directories (with their subdirectories) of
+# the C files the series touches that this configuration builds, or, with
+# 'files', those C files' objects alone (Kbuild's single-object targets,
+# which still run the prepare step: generated headers, asm-offsets). A
+# header a patch changes is then compiled in every file of the series
+# that includes it, not in the hundreds of others a widely included one
+# reaches. PATCH_BUILDS_FULL=1 ('make check-full') builds the whole
+# kernel on every arch.
 targets=()
 scope="kernel builds"
-if [ "${PATCH_BUILDS_SCOPE:-kernel}" = dirs ] && [ "${PATCH_BUILDS_FULL:-0}" != 1 ]; then
+case ${PATCH_BUILDS_SCOPE:-kernel}/${PATCH_BUILDS_FULL:-0} in
+dirs/0)
 	mapfile -t targets < <(built_dirs base HEAD)
 	scope="${targets[*]} compile"
-fi
+	;;
+files/0)
+	mapfile -t targets < <(built_objects base HEAD)
+	scope="the ${#targets[@]} objects of the series' C files compile"
+	;;
+esac
 bad=
 prev=$(git -C "$SRC" rev-parse HEAD) prev_i=$nr	# the kernel in $OUT
 mapfile -t order < <(seq $((nr - 1)) -1 1; echo "$nr")
@@ -66,11 +77,18 @@ for i in "${order[@]}"; do
 	fi
 	prev=$c prev_i=$i
 	tree_builds_configure
-	# Of the series' directories, those this patch's tree has.
+	# Of the series' directories or objects, those this patch's tree has.
 	here=()
 	for d in "${targets[@]}"; do
-		[ -d "$SRC/$d" ] && here+=("$d")
+		case $d in
+		*/) [ -d "$SRC/$d" ] && here+=("$d") ;;
+		*) [ -f "$SRC/${d%.o}.c" ] && configured "$d" && here+=("$d") ;;
+		esac
 	done
+	if [ ${#targets[@]} -gt 0 ] && [ ${#here[@]} = 0 ]; then
+		echo "# patch $i: none of the series' C files exists yet: $subject"
+		continue
+	fi
 	if ! KMAKE_QUIET= kmake "${here[@]}" >"$logs/$i.log" 2>&1; then
 		echo "# build fails after patch $i: $subject (log: $logs/$i.log)"
 		grep -m5 -E 'error|Error' "$logs/$i.log" | sed 's/^/#   /'

@@ -1310,11 +1310,12 @@ static void check_events(struct __test_metadata *_metadata,
 }
 
 /*
- * The body of both tests: set up the memory as @variant describes it,
- * perform the access while @rec records, and check the events.
+ * What the child that performs the access shares with the test: the
+ * access @variant names, over the pages at @map. NULL if it cannot be
+ * mapped.
  */
-static void run_case(struct __test_metadata *_metadata,
-		     const FIXTURE_VARIANT(page_fault) * variant, struct recorder *rec)
+static struct access *shared_access(const FIXTURE_VARIANT(page_fault) * variant,
+				    char *map, size_t page_size)
 {
 	static long (* const access_fns[])(char *p, size_t nr, size_t step, int fd) = {
 		[ACCESS_READ] = access_read,
@@ -1322,6 +1323,44 @@ static void run_case(struct __test_metadata *_metadata,
 		[ACCESS_EXEC] = access_exec,
 		[ACCESS_UACCESS] = access_uaccess,
 	};
+	struct access *a;
+
+	a = mmap(NULL, sizeof(*a), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (a == MAP_FAILED)
+		return NULL;
+	a->fn = access_fns[variant->access];
+	a->start = map;
+	a->nr = variant->nr_pages;
+	a->step = page_size;
+	a->fd = -1;
+	a->one_by_one = variant->sigsegv;
+	return a;
+}
+
+/*
+ * What the access itself must have done: one SIGSEGV per page where the
+ * variant expects them, with the address of the fault; for a uaccess
+ * read(), all of @data copied to the pages at @map.
+ */
+static void check_access(struct __test_metadata *_metadata,
+			 const FIXTURE_VARIANT(page_fault) * variant,
+			 const struct access *a, const char *map, const char *data, size_t len)
+{
+	EXPECT_EQ(variant->sigsegv ? variant->nr_pages : 0, a->signals);
+	EXPECT_EQ(0, a->wrong_si_addr) TH_LOG("SIGSEGV with another si_addr");
+	if (variant->access == ACCESS_UACCESS) {
+		EXPECT_EQ((long)len, a->ret);
+		EXPECT_EQ(0, memcmp(map, data, len));
+	}
+}
+
+/*
+ * The body of both tests: set up the memory as @variant describes it,
+ * perform the access while @rec records, and check the events.
+ */
+static void run_case(struct __test_metadata *_metadata,
+		     const FIXTURE_VARIANT(page_fault) * variant, struct recorder *rec)
+{
 	size_t page_size = getpagesize();
 	size_t len = variant->nr_pages * page_size;
 	int prot = PROT_READ | PROT_WRITE, flags = MAP_PRIVATE, fd = -1;
@@ -1375,15 +1414,8 @@ static void run_case(struct __test_metadata *_metadata,
 			       map, variant->nr_pages, page_size, -1);
 	}
 
-	/* Shared with a child that performs the access. */
-	a = mmap(NULL, sizeof(*a), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, a);
-	a->fn = access_fns[variant->access];
-	a->start = map;
-	a->nr = variant->nr_pages;
-	a->step = page_size;
-	a->fd = -1;
-	a->one_by_one = variant->sigsegv;
+	a = shared_access(variant, map, page_size);
+	ASSERT_NE(NULL, a);
 	if (variant->access == ACCESS_UACCESS) {
 		a->fd = uaccess_memfd(len, &data);
 		ASSERT_LE(0, a->fd) TH_LOG("cannot create a memfd: %s", strerror(errno));
@@ -1403,13 +1435,9 @@ static void run_case(struct __test_metadata *_metadata,
 	check_events(_metadata, variant->access, &variant->want, a, evs, nr, tid, tgid);
 	EXPECT_EQ(0, rec->lost) TH_LOG("the perf ring buffer lost records");
 
-	EXPECT_EQ(variant->sigsegv ? variant->nr_pages : 0, a->signals);
-	EXPECT_EQ(0, a->wrong_si_addr) TH_LOG("SIGSEGV with another si_addr");
-	if (variant->access == ACCESS_UACCESS) {
-		EXPECT_EQ((long)len, a->ret);
-		EXPECT_EQ(0, memcmp(map, data, len));
+	check_access(_metadata, variant, a, map, data, len);
+	if (a->fd >= 0)
 		close(a->fd);
-	}
 
 	free(data);
 	free(evs);

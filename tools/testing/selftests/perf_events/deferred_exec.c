@@ -79,17 +79,51 @@ static int own_frames(const struct dr_deferred *d)
 	return n;
 }
 
+/* pwrite() all of BUF at OFF of FD: 0, or -1 for a short or failed write. */
+static int put(int fd, const void *buf, size_t len, off_t off)
+{
+	return pwrite(fd, buf, len, off) == (ssize_t)len ? 0 : -1;
+}
+
+/*
+ * A read-only private mapping of MEMFD, one page long, holding an argv
+ * for ARGS: the pointers, then the strings. They are written with
+ * pwrite(), so no one has touched the mapping: execve() takes the first
+ * fault on it when it copies the strings. NULL if any step fails.
+ */
+static char *argv_page(int memfd, long page, const char * const args[2])
+{
+	size_t a0 = strlen(args[0]) + 1, a1 = strlen(args[1]) + 1;
+	uintptr_t ptrs[3];
+	char *map;
+
+	if (ftruncate(memfd, page))
+		return NULL;
+	map = mmap(NULL, page, PROT_READ, MAP_PRIVATE, memfd, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	ptrs[0] = (uintptr_t)map + sizeof(ptrs);
+	ptrs[1] = ptrs[0] + a0;
+	ptrs[2] = 0;
+	if (put(memfd, ptrs, sizeof(ptrs), 0) ||
+	    put(memfd, args[0], a0, sizeof(ptrs)) ||
+	    put(memfd, args[1], a1, sizeof(ptrs) + a0)) {
+		munmap(map, page);
+		return NULL;
+	}
+	return map;
+}
+
 TEST(execve_keeps_the_old_stack)
 {
 	static const char * const args[] = { "deferred_exec", CHILD_ARG };
 	struct perf_event_attr attr;
 	long page = sysconf(_SC_PAGESIZE);
-	size_t ring_len = (RING_PAGES + 1) * page, len, off, str;
+	size_t ring_len = (RING_PAGES + 1) * page, len, off;
 	int id, memfd, fd, go[2], status, samples = 0;
 	const struct perf_event_header *h;
 	struct perf_event_mmap_page *pg;
-	char filter[128], *argv_page, *buf;
-	uintptr_t ptrs[3];
+	char filter[128], *argv, *buf;
 	pid_t pid;
 
 	id = tracepoint_id("exceptions/page_fault_kernel");
@@ -99,20 +133,10 @@ TEST(execve_keeps_the_old_stack)
 	attr.sample_id_all = 1;
 	ASSERT_EQ(0, find_text());
 
-	/* argv: the pointers, then the strings, none written through the map */
 	memfd = memfd_create("deferred_exec", MFD_CLOEXEC);
 	ASSERT_LE(0, memfd);
-	ASSERT_EQ(0, ftruncate(memfd, page));
-	argv_page = mmap(NULL, page, PROT_READ, MAP_PRIVATE, memfd, 0);
-	ASSERT_NE(MAP_FAILED, argv_page);
-	str = sizeof(ptrs);
-	ptrs[0] = (uintptr_t)argv_page + str;
-	ptrs[1] = ptrs[0] + strlen(args[0]) + 1;
-	ptrs[2] = 0;
-	ASSERT_EQ((ssize_t)sizeof(ptrs), pwrite(memfd, ptrs, sizeof(ptrs), 0));
-	ASSERT_EQ((ssize_t)strlen(args[0]) + 1, pwrite(memfd, args[0], strlen(args[0]) + 1, str));
-	ASSERT_EQ((ssize_t)strlen(args[1]) + 1,
-		  pwrite(memfd, args[1], strlen(args[1]) + 1, ptrs[1] - (uintptr_t)argv_page));
+	argv = argv_page(memfd, page, args);
+	ASSERT_NE(NULL, argv) TH_LOG("argv in a memfd mapping: %s", strerror(errno));
 
 	ASSERT_EQ(0, pipe(go));
 	pid = fork();
@@ -123,7 +147,7 @@ TEST(execve_keeps_the_old_stack)
 		close(go[1]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(126);
-		exec_child((char **)argv_page);
+		exec_child((char **)argv);
 	}
 	close(go[0]);
 
@@ -138,7 +162,7 @@ TEST(execve_keeps_the_old_stack)
 		ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(errno));
 	}
 	snprintf(filter, sizeof(filter), "address >= 0x%lx && address < 0x%lx",
-		 (unsigned long)argv_page, (unsigned long)argv_page + page);
+		 (unsigned long)argv, (unsigned long)argv + page);
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter));
 	pg = mmap(NULL, ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, pg);
@@ -185,7 +209,7 @@ TEST(execve_keeps_the_old_stack)
 	munmap(pg, ring_len);
 	close(fd);
 	close(go[1]);
-	munmap(argv_page, page);
+	munmap(argv, page);
 	close(memfd);
 }
 

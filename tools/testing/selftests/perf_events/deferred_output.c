@@ -140,22 +140,54 @@ static void child(int go)
 		syscall(__NR_getppid);
 }
 
+/* The first CPU this task may run on, or -1. */
+static int first_cpu(void)
+{
+	cpu_set_t set;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -1;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			return cpu;
+	return -1;
+}
+
+/* PID onto CPU alone: 0 or -errno. */
+static int pin(pid_t pid, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(pid, sizeof(set), &set) ? -errno : 0;
+}
+
+/* How many of FROM's deferred records are not in IN. */
+static int missing_records(const struct ring *from, const struct ring *in)
+{
+	const struct perf_event_header *h;
+	int missing = 0;
+	size_t off;
+
+	for (off = 0; (h = dr_record(from->copy, from->copied, off)); off += h->size)
+		if (h->type == PERF_RECORD_CALLCHAIN_DEFERRED)
+			missing += !has_record(in, h);
+	return missing;
+}
+
 TEST(every_defer_output_event_gets_the_records)
 {
 	static const char * const name[] = { "sampler", "task", "cpu" };
 	long page = sysconf(_SC_PAGESIZE);
-	int go[2], status, cpu, i, ret, waited, samples, in_place, missing[3] = { 0 };
-	const struct perf_event_header *h;
+	int go[2], status, cpu, i, ret, waited, samples, in_place, missing;
 	struct ring r[3];
-	cpu_set_t set;
-	size_t off;
 	pid_t pid;
 
 	/* The first CPU this test may use: the child runs there. */
-	ASSERT_EQ(0, sched_getaffinity(0, sizeof(set), &set));
-	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set); cpu++)
-		;
-	ASSERT_GT(CPU_SETSIZE, cpu);
+	cpu = first_cpu();
+	ASSERT_LE(0, cpu);
 
 	ASSERT_EQ(0, pipe(go));
 	pid = fork();
@@ -167,10 +199,8 @@ TEST(every_defer_output_event_gets_the_records)
 	 * Pinned before any event exists: a record the child's task work
 	 * writes on another CPU would be in the per-task buffers only.
 	 */
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(pid, sizeof(set), &set)) {
-		ret = -errno;
+	ret = pin(pid, cpu);
+	if (ret) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		ASSERT_EQ(0, ret) TH_LOG("sched_setaffinity: %s", strerror(-ret));
@@ -221,16 +251,11 @@ TEST(every_defer_output_event_gets_the_records)
 		TH_LOG("fewer than %d deferred records in %d s", RECORDS, MAX_WAIT_MS / 1000);
 
 	/* Each of the sampler's records, in the other two buffers as well. */
-	for (off = 0; (h = dr_record(r[0].copy, r[0].copied, off)); off += h->size) {
-		if (h->type != PERF_RECORD_CALLCHAIN_DEFERRED)
-			continue;
-		for (i = 1; i < 3; i++)
-			missing[i] += !has_record(&r[i], h);
-	}
 	for (i = 1; i < 3; i++) {
-		EXPECT_EQ(0, missing[i])
+		missing = missing_records(&r[0], &r[i]);
+		EXPECT_EQ(0, missing)
 			TH_LOG("%d of the sampler's records are not in the %s session's buffer",
-			       missing[i], name[i]);
+			       missing, name[i]);
 	}
 	/* Only the sampler asked, for the child only: the task session has just those. */
 	EXPECT_EQ(count_type(&r[0], PERF_RECORD_CALLCHAIN_DEFERRED),
