@@ -86,7 +86,7 @@ for i in "${order[@]}"; do
 		esac
 	done
 	if [ ${#targets[@]} -gt 0 ] && [ ${#here[@]} = 0 ]; then
-		echo "# patch $i: none of the series' C files exists yet: $subject"
+		echo "# patch $i: none of the series' C files is built here yet: $subject"
 		continue
 	fi
 	if ! KMAKE_QUIET= kmake "${here[@]}" >"$logs/$i.log" 2>&1; then
@@ -110,8 +110,6 @@ ktap_result "${bad:-0}" 1 "builds: $ARCH: $scope, without warnings, after each o
 # messages are compared without them. A file the base cannot compile in
 # this configuration (it needs what the series adds) counts as having no
 # findings there.
-files=$(git -C "$SRC" diff --name-only --diff-filter=AM base.."$branch" -- '*.c' |
-	grep -v '^tools/' || true)
 # sparse: v7.3's headers use __typeof_unqual__ under __CHECKER__, which
 # Debian's sparse 0.6.4 (the newest there is) lacks, so the kernel's
 # scripts/checker-valid.sh rejects it and Kbuild would silently check
@@ -157,10 +155,7 @@ findings() { # file, prefix of the two result files
 	gcc_findings "$1" >"$2.gcc"
 	sparse_findings "$1" >"$2.sparse"
 }
-built=
-for f in $files; do
-	[ -f "$OUT/${f%.c}.o" ] && built+=" $f"
-done
+built=$(built_objects base "$branch" | sed 's/\.o$/.c/; s/^/ /' | tr -d '\n')
 git -C "$SRC" checkout -q "$branch"
 tree_builds_configure
 for f in $built; do
