@@ -187,5 +187,13 @@ printf '\n'
 for t in "${gate_times[@]}"; do msg TIME "$t"; done
 printf 'base: %s; %s; %ds\n' "$(cut -d' ' -f1-3 "$BUILD/base/BASE")" \
 	"$(git -C "$SRC" log --oneline base..HEAD | wc -l) patches" $((SECONDS - start))
-python3 "$TOP/scripts/ktap.py" total "${results[@]}" || rc=1
+total=$(python3 "$TOP/scripts/ktap.py" total "${results[@]}") || rc=1
+# CI deletes its clone: the logs of the last run that failed stay beside
+# the verdicts, so that a failure can be read afterwards.
+if [ $rc != 0 ]; then
+	kept=${VERDICTS%/verdicts}/failed-run
+	rm -rf "$kept" && mkdir -p "$kept" && cp -a "$BUILD/logs/." "$kept/" &&
+		msg LOGS "this failed run's logs are kept in $kept"
+fi
+echo "$total"
 exit $rc
