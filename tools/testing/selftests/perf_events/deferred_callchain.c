@@ -164,7 +164,7 @@ FIXTURE_SETUP(deferred)
 	ASSERT_EQ(0, err) TH_LOG("opening the events: %s", strerror(-err));
 
 	if (variant->pinned) {
-		ASSERT_EQ(0, dc_set_cpus(&self->s.ring[0].cpu, 1));
+		ASSERT_EQ(0, dr_set_cpus(0, &self->s.ring[0].cpu, 1));
 		self->pinned_ring = 0;
 	}
 	if (variant->op == DC_OP_FAULTS) {

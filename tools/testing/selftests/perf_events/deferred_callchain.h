@@ -267,7 +267,6 @@ void dc_attr(struct perf_event_attr *attr, __u32 type, __u64 config,
 	     __u64 period);
 void dc_session_init(struct dc_session *s);
 void dc_session_close(struct dc_session *s);
-int dc_set_cpus(const int *cpus, int nr);
 int dc_session_open(struct dc_session *s, const struct dc_config *c,
 		    bool per_cpu);
 void dc_drain_all(struct dc_session *s);

@@ -387,36 +387,6 @@ static unsigned int dc_task_pages(void)
 	return dr_ring_len(2 * DC_RUN_NS / DC_PERIOD_NS, DC_REC_BYTES, page) / page - 1;
 }
 
-/* A CPU set as large as the machine's; its size in bytes in @size */
-static cpu_set_t *dc_cpu_alloc(size_t *size)
-{
-	long nconf = sysconf(_SC_NPROCESSORS_CONF);
-
-	if (nconf < 1)
-		nconf = CPU_SETSIZE;
-	*size = CPU_ALLOC_SIZE(nconf);
-	return CPU_ALLOC(nconf);
-}
-
-/* Keep this task on the @nr CPUs in @cpus */
-int dc_set_cpus(const int *cpus, int nr)
-{
-	cpu_set_t *set;
-	size_t size;
-	int i, err = 0;
-
-	set = dc_cpu_alloc(&size);
-	if (!set)
-		return -ENOMEM;
-	CPU_ZERO_S(size, set);
-	for (i = 0; i < nr; i++)
-		CPU_SET_S(cpus[i], size, set);
-	if (sched_setaffinity(0, size, set))
-		err = -errno;
-	CPU_FREE(set);
-	return err;
-}
-
 /*
  * The first DC_MAX_RINGS CPUs this task may run on, as many as there are,
  * in @cpus; and the task kept on them. A per-CPU session watches those,
@@ -424,24 +394,12 @@ int dc_set_cpus(const int *cpus, int nr)
  */
 static int dc_pick_cpus(int *cpus)
 {
-	int cpu, nr = 0, err = 0;
-	cpu_set_t *set;
-	size_t size;
+	int nr, err;
 
-	set = dc_cpu_alloc(&size);
-	if (!set)
-		return -ENOMEM;
-	if (sched_getaffinity(0, size, set))
-		err = -errno;
-	for (cpu = 0; !err && cpu < (int)(size * 8) && nr < DC_MAX_RINGS; cpu++)
-		if (CPU_ISSET_S(cpu, size, set))
-			cpus[nr++] = cpu;
-	CPU_FREE(set);
-	if (err)
-		return err;
-	if (!nr)
-		return -ENOENT;
-	err = dc_set_cpus(cpus, nr);
+	nr = dr_first_cpus(cpus, DC_MAX_RINGS);
+	if (nr < 0)
+		return nr;
+	err = dr_set_cpus(0, cpus, nr);
 	return err ? err : nr;
 }
 

@@ -140,30 +140,6 @@ static void child(int go)
 		syscall(__NR_getppid);
 }
 
-/* The first CPU this task may run on, or -1. */
-static int first_cpu(void)
-{
-	cpu_set_t set;
-	int cpu;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return -1;
-	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
-		if (CPU_ISSET(cpu, &set))
-			return cpu;
-	return -1;
-}
-
-/* PID onto CPU alone: 0 or -errno. */
-static int pin(pid_t pid, int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(pid, sizeof(set), &set) ? -errno : 0;
-}
-
 /* How many of FROM's deferred records are not in IN. */
 static int missing_records(const struct ring *from, const struct ring *in)
 {
@@ -186,8 +162,8 @@ TEST(every_defer_output_event_gets_the_records)
 	pid_t pid;
 
 	/* The first CPU this test may use: the child runs there. */
-	cpu = first_cpu();
-	ASSERT_LE(0, cpu);
+	ret = dr_first_cpus(&cpu, 1);
+	ASSERT_EQ(1, ret) TH_LOG("no CPU this task may run on: %s", strerror(-ret));
 
 	ASSERT_EQ(0, pipe(go));
 	pid = fork();
@@ -199,7 +175,7 @@ TEST(every_defer_output_event_gets_the_records)
 	 * Pinned before any event exists: a record the child's task work
 	 * writes on another CPU would be in the per-task buffers only.
 	 */
-	ret = pin(pid, cpu);
+	ret = dr_set_cpus(pid, &cpu, 1);
 	if (ret) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);

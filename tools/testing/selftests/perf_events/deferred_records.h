@@ -2,13 +2,18 @@
 /*
  * The records the small deferred-callchain tests read back from a perf
  * ring: samples of PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN and
- * PERF_RECORD_CALLCHAIN_DEFERRED, copied out of the ring in order.
+ * PERF_RECORD_CALLCHAIN_DEFERRED, copied out of the ring in order; and the
+ * CPUs the tests keep their tasks on. Include it after defining
+ * _GNU_SOURCE.
  */
 #ifndef DEFERRED_RECORDS_H
 #define DEFERRED_RECORDS_H
 
+#include <errno.h>
 #include <linux/perf_event.h>
+#include <sched.h>
 #include <stddef.h>
+#include <unistd.h>
 
 struct dr_sample {
 	struct perf_event_header header;
@@ -120,6 +125,64 @@ static inline int dr_sample_user_in_place(const struct dr_sample *s)
 		if (s->ips[i] == PERF_CONTEXT_USER)
 			return s->ips[i + 1] < PERF_CONTEXT_MAX;
 	return 0;
+}
+
+/*
+ * A CPU set as large as the machine's, its size in bytes in @size: a
+ * cpu_set_t holds only CPU_SETSIZE (1024) CPUs, and sched_getaffinity()
+ * fails with EINVAL on a machine with more. CPU_FREE() it.
+ */
+static inline cpu_set_t *dr_cpu_alloc(size_t *size)
+{
+	long nconf = sysconf(_SC_NPROCESSORS_CONF);
+
+	if (nconf < 1)
+		nconf = CPU_SETSIZE;
+	*size = CPU_ALLOC_SIZE(nconf);
+	return CPU_ALLOC(nconf);
+}
+
+/* Keep task @pid (0: the caller) on the @nr CPUs in @cpus: 0 or -errno. */
+static inline int dr_set_cpus(pid_t pid, const int *cpus, int nr)
+{
+	cpu_set_t *set;
+	size_t size;
+	int i, err = 0;
+
+	set = dr_cpu_alloc(&size);
+	if (!set)
+		return -ENOMEM;
+	CPU_ZERO_S(size, set);
+	for (i = 0; i < nr; i++)
+		CPU_SET_S(cpus[i], size, set);
+	if (sched_setaffinity(pid, size, set))
+		err = -errno;
+	CPU_FREE(set);
+	return err;
+}
+
+/*
+ * The first CPUs the caller may run on, at most @max of them, in @cpus:
+ * how many, -ENOENT for none, or -errno.
+ */
+static inline int dr_first_cpus(int *cpus, int max)
+{
+	int cpu, nr = 0, err = 0;
+	cpu_set_t *set;
+	size_t size;
+
+	set = dr_cpu_alloc(&size);
+	if (!set)
+		return -ENOMEM;
+	if (sched_getaffinity(0, size, set))
+		err = -errno;
+	for (cpu = 0; !err && cpu < (int)(size * 8) && nr < max; cpu++)
+		if (CPU_ISSET_S(cpu, size, set))
+			cpus[nr++] = cpu;
+	CPU_FREE(set);
+	if (err)
+		return err;
+	return nr ? nr : -ENOENT;
 }
 
 #define DR_NO_UNWINDER	"user stacks taken in place: no deferred unwinder for this arch " \
