@@ -25,6 +25,26 @@ chmod +x "$pc"
 "$pc" --exists libtraceevent libelf libdw zlib ||
 	die "$pc finds no libtraceevent, libelf, libdw or zlib for $DEBARCH; run scripts/deps.sh (ARCH=$ARCH)"
 
+# perf is built from tools/ alone (tools/testing aside). If those
+# directories have the content (git's tree objects) they had at the last
+# build, with this script and the same compiler and libraries, that build
+# stands: most mutants and reruns change nothing there. Uncommitted
+# changes there always build.
+stamp=$PERF_OUT/.built-from
+perf_tools_dirty() { git -C "$SRC" status --porcelain -- tools ':!tools/testing'; }
+want=$({
+	git -C "$SRC" ls-tree HEAD tools/ | grep -v $'\ttools/testing$'
+	sha256sum <"$TOP/scripts/build-perf.sh"
+	"${CROSS_COMPILE}gcc" --version | head -n 1
+	"$pc" --modversion libtraceevent libelf libdw zlib
+} 2>&1)
+if [ -x "$PERF_OUT/perf" ] && [ -z "$(perf_tools_dirty)" ] &&
+	[ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+	msg PERF "$ARCH: tools/ unchanged since $PERF_OUT/perf was built: kept"
+	exit 0
+fi
+rm -f "$stamp"
+
 # NO_JEVENTS: the tables of CPU-specific PMU events need a python that
 # perf finds through python-config (python3-dev), and a QEMU guest has
 # only the architected events, which perf knows without them.
@@ -44,3 +64,4 @@ grep -qx 'feature-libdw=1' "$PERF_OUT/FEATURE-DUMP" ||
 	die "perf was built without libdw (perf script could not unwind through DWARF: install libdw-dev:$DEBARCH); see $PERF_OUT/build.log"
 file "$PERF_OUT/perf" | grep -q 'statically linked' ||
 	die "$PERF_OUT/perf is not statically linked; see $PERF_OUT/build.log"
+[ -n "$(perf_tools_dirty)" ] || echo "$want" >"$stamp"
