@@ -34,6 +34,10 @@
                               arm64 emits no page fault tracepoint (they
                               stay defined, for the RV monitor) and counts
                               the perf event where it did before the series
+  mutate.py event-before-kprobe TREE
+                              riscv reports a fault before kprobe_page_fault()
+                              has looked at it: also the faults taken in a
+                              kprobe's handler, which riscv's kprobes fix up
 
 An edit replaces OLD by NEW in the whole file or only within one block (a
 fixture variant, a table of cases). Its scope must occur exactly once and
@@ -188,6 +192,15 @@ def no_arm64_events(root):
     ])
 
 
+def event_before_kprobe(root):
+    edit(root, 'arch/riscv/mm/fault.c', [
+        anywhere('\tif (kprobe_page_fault(regs, cause))\n\t\treturn;\n\n'
+                 '\tpage_fault_event(regs, addr, cause);\n',
+                 '\tpage_fault_event(regs, addr, cause);\n\n'
+                 '\tif (kprobe_page_fault(regs, cause))\n\t\treturn;\n'),
+    ])
+
+
 if __name__ == '__main__':
     mutants = {'tests': tests, 'no-huge-aux-map': no_huge_aux_map,
                'no-aux-order-cap': no_aux_order_cap,
@@ -195,7 +208,8 @@ if __name__ == '__main__':
                'requester-only-records': requester_only_records,
                'no-entry-frame': no_entry_frame,
                'no-unwind-reset': no_unwind_reset,
-               'no-arm64-events': no_arm64_events}
+               'no-arm64-events': no_arm64_events,
+               'event-before-kprobe': event_before_kprobe}
     if len(sys.argv) != 3 or sys.argv[1] not in mutants:
         sys.exit(__doc__)
     mutants[sys.argv[1]](sys.argv[2])

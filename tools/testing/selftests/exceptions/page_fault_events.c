@@ -1750,6 +1750,7 @@ enum count_work {
 	WORK_SEGV_USER_ADDR,	/* user-mode reads of PROT_NONE pages */
 	WORK_SEGV_KERNEL_ADDR,	/* user-mode reads of an unmapped kernel address */
 	WORK_NOFAULT_KERNEL_ADDR, /* user writes; an eprobe reads a kernel address */
+	WORK_KPROBE_FETCH,	/* user writes; a kprobe faults on their pages */
 };
 
 /* The group of counters, in the order they are read. */
@@ -1829,50 +1830,107 @@ FIXTURE_VARIANT_ADD(fault_count, nofault_kernel_addr)
 #endif
 };
 
-#define NOFAULT_EPROBE		"selftest_page_fault/nofault"
-
-/* Create the eprobe and enable it in an instance of the test's own. */
-static int nofault_eprobe_start(struct trace_instance *inst)
+/*
+ * A fault in a kprobe's handler, on each user fault: a kprobe on
+ * handle_mm_fault() fetching, as a user string, the address being faulted
+ * in, which is not mapped yet. riscv's kprobe_fault_handler() fixes up a
+ * fault taken while a probe's handler runs, so kprobe_page_fault()
+ * consumes it; arm64's and x86's leave it to the fault handler, which
+ * fixes it up as any fault with page faults disabled.
+ */
+FIXTURE_VARIANT_ADD(fault_count, kprobe_fetch)
 {
-	char cmd[128];
+	.work = WORK_KPROBE_FETCH,
+	.user = 1,
+#if defined(__riscv)
+	.kernel = -1,
+#else
+	.kernel = 1,
+#endif
+};
+
+/* The dynamic event of a case, in the group of the test's own. */
+#define PROBE_GROUP		"selftest_page_fault"
+
+struct count_probe {
+	char type;		/* 'e' (eprobe) or 'p' (kprobe) */
+	const char *name;	/* the event in PROBE_GROUP */
+	const char *file;	/* the tracefs file that takes its definition */
+	const char *def;	/* the definition after "<type>:<group>/<name> " */
+	const char *mark;	/* what each of its records shows, or NULL */
+};
+
+static const struct count_probe *count_probe(enum count_work work)
+{
+	static char nofault_def[64];
+	static const struct count_probe nofault = {
+		'e', "nofault", "dynamic_events", nofault_def, NULL,
+	}, kprobe = {
+		/* strncpy_from_user_nofault() faults: "(fault)" */
+		'p', "fetch", "kprobe_events", "handle_mm_fault val=+u0($arg2):ustring",
+		"=(fault)",
+	};
+
+	switch (work) {
+	case WORK_NOFAULT_KERNEL_ADDR:
+		snprintf(nofault_def, sizeof(nofault_def),
+			 "exceptions.page_fault_user val=@0x%lx:u64",
+			 -(unsigned long)getpagesize());
+		return &nofault;
+	case WORK_KPROBE_FETCH:
+		return &kprobe;
+	default:
+		return NULL;
+	}
+}
+
+/* Create the probe and enable it in an instance of the test's own. */
+static int probe_start(struct trace_instance *inst, const struct count_probe *probe)
+{
+	char cmd[256], path[128];
 	int ret;
 
-	snprintf(cmd, sizeof(cmd), "e:%s exceptions.page_fault_user val=@0x%lx:u64",
-		 NOFAULT_EPROBE, -(unsigned long)getpagesize());
-	ret = write_file(inst->tracefs, "dynamic_events", cmd);
+	snprintf(cmd, sizeof(cmd), "%c:%s/%s %s", probe->type, PROBE_GROUP, probe->name,
+		 probe->def);
+	ret = write_file(inst->tracefs, probe->file, cmd);
 	if (ret)
 		return ret;
 	ret = create_instance(inst);
+	snprintf(path, sizeof(path), "events/%s/%s/enable", PROBE_GROUP, probe->name);
 	if (!ret)
-		ret = write_file(inst->dir, "events/" NOFAULT_EPROBE "/enable", "1");
+		ret = write_file(inst->dir, path, "1");
 	return ret;
 }
 
-/* How many times the eprobe fired in the instance: at least once per access. */
-static int nofault_eprobe_hits(struct trace_instance *inst)
+/* How many records of the probe the instance holds that show its mark. */
+static int probe_hits(struct trace_instance *inst, const struct count_probe *probe)
 {
-	char path[PATH_MAX], line[512];
+	char path[PATH_MAX], line[512], tag[64];
 	int hits = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/trace", inst->dir);
+	snprintf(tag, sizeof(tag), ": %s: ", probe->name);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		hits += !!strstr(line, ": nofault: ");
+		hits += strstr(line, tag) && (!probe->mark || strstr(line, probe->mark));
 	fclose(f);
 	return hits;
 }
 
-static void nofault_eprobe_stop(struct trace_instance *inst)
+static void probe_stop(struct trace_instance *inst, const struct count_probe *probe)
 {
+	char cmd[128];
+
 	if (inst->dir[0]) {
 		write_file(inst->dir, "events/enable", "0");
 		rmdir(inst->dir);
 		inst->dir[0] = '\0';
 	}
-	write_file(inst->tracefs, "dynamic_events", "-:" NOFAULT_EPROBE);
+	snprintf(cmd, sizeof(cmd), "-:%s/%s", PROBE_GROUP, probe->name);
+	write_file(inst->tracefs, probe->file, cmd);
 }
 
 /* Counters of this task, in one group so that they count the same span. */
@@ -1915,14 +1973,16 @@ FIXTURE_SETUP(fault_count)
 				 pf_events[i], strerror(-ret));
 	for (i = 0; i < ARRAY_SIZE(pf_events); i++)
 		self->tp_id[i] = fmt[i].id;
-	if (variant->work == WORK_NOFAULT_KERNEL_ADDR) {
+	if (count_probe(variant->work)) {
+		const struct count_probe *probe = count_probe(variant->work);
 		char path[PATH_MAX];
 
-		snprintf(path, sizeof(path), "%s/dynamic_events", self->inst.tracefs);
+		snprintf(path, sizeof(path), "%s/%s", self->inst.tracefs, probe->file);
 		if (access(path, F_OK))
 			remove_instance(&self->inst);
 		if (access(path, F_OK))
-			SKIP(return, "no dynamic events (CONFIG_DYNAMIC_EVENTS)");
+			SKIP(return, "no %s (CONFIG_%s)", probe->file,
+			     probe->type == 'e' ? "DYNAMIC_EVENTS" : "KPROBE_EVENTS");
 	}
 
 	self->fd[CNT_SW_USER] = count_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
@@ -1984,6 +2044,7 @@ static int count_work(enum count_work work, char *map, int fd)
 		switch (work) {
 		case WORK_USER_WRITE:
 		case WORK_NOFAULT_KERNEL_ADDR:
+		case WORK_KPROBE_FETCH:
 			call_access_fn(access_write, p, 1, 0, -1);
 			break;
 		case WORK_UACCESS:
@@ -2024,6 +2085,7 @@ TEST_F(fault_count, same_count)
 	struct { __u64 nr; __u64 val[NR_CNT]; } cnt;
 	size_t len = COUNT_PAGES * getpagesize();
 	int per_mode[2] = { variant->user, variant->kernel };
+	const struct count_probe *probe = count_probe(variant->work);
 	char *map, *warm, *data = NULL;
 	int fd = -1, mode, hits = 0;
 
@@ -2037,23 +2099,25 @@ TEST_F(fault_count, same_count)
 	ASSERT_TRUE(warm && map) TH_LOG("mmap: %s", strerror(errno));
 	ASSERT_EQ(0, count_work(variant->work, warm, fd));
 
-	if (variant->work == WORK_NOFAULT_KERNEL_ADDR) {
-		int ret = nofault_eprobe_start(&self->inst);
+	if (probe) {
+		int ret = probe_start(&self->inst, probe);
 
 		if (ret)
-			nofault_eprobe_stop(&self->inst);
-		if (ret == -EINVAL || ret == -ENOENT)
+			probe_stop(&self->inst, probe);
+		if (probe->type == 'e' && (ret == -EINVAL || ret == -ENOENT))
 			SKIP(return, "no eprobes (CONFIG_EPROBE_EVENTS): %s", strerror(-ret));
-		ASSERT_EQ(0, ret) TH_LOG("cannot set up the eprobe: %s", strerror(-ret));
+		ASSERT_EQ(0, ret) TH_LOG("cannot set up %s: %s", probe->name, strerror(-ret));
 	}
-	/* No assertion until the eprobe is gone: it would stay behind. */
+	/* No assertion until the probe is gone: it would stay behind. */
 	ioctl(self->fd[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
 	EXPECT_EQ(0, count_work(variant->work, map, fd));
 	ioctl(self->fd[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
-	if (variant->work == WORK_NOFAULT_KERNEL_ADDR) {
-		hits = nofault_eprobe_hits(&self->inst);
-		nofault_eprobe_stop(&self->inst);
-		EXPECT_LE(COUNT_PAGES, hits) TH_LOG("the eprobe fired %d times", hits);
+	if (probe) {
+		hits = probe_hits(&self->inst, probe);
+		probe_stop(&self->inst, probe);
+		EXPECT_LE(COUNT_PAGES, hits) TH_LOG("%s: %d records%s%s", probe->name, hits,
+						    probe->mark ? " with " : "",
+						    probe->mark ?: "");
 	}
 	ASSERT_EQ(sizeof(cnt), read(self->fd[0], &cnt, sizeof(cnt)));
 	ASSERT_EQ(NR_CNT, cnt.nr);
