@@ -26,6 +26,9 @@ command -v "$QEMU" >/dev/null || die "$QEMU not found; run 'make deps ARCH=$ARCH
 qemu_args
 args=("${QEMU_ARGS[@]}" -m 2048 -smp 2 -kernel "$kernel" -initrd "$initrd" -serial "file:$LOG")
 append="console=$CONSOLE panic=-1 oops=panic loglevel=4 harness.mode=$mode ${GUEST_APPEND:-}"
+# GUEST_SUITES="SUITE ...": check mode runs only those suites (the
+# guest's harness.suites=; mutants.sh): no KUnit unless one is named.
+[ -n "${GUEST_SUITES:-}" ] && append+=" harness.suites=$(echo $GUEST_SUITES | tr ' ' ,)"
 # The built-in KUnit suites run at boot; only 'check' wants them all.
 # KUNIT_FILTER=GLOB runs those that match in any mode ('make bench').
 # A guest is ours alone: the perf_aux cases that take nearly all free
@@ -33,7 +36,7 @@ append="console=$CONSOLE panic=-1 oops=panic loglevel=4 harness.mode=$mode ${GUE
 append+=" aux_kunit.fragment=1"
 if [ -n "${KUNIT_FILTER:-}" ]; then
 	append+=" kunit.filter_glob=$KUNIT_FILTER"
-elif [ "$mode" != check ]; then
+elif [ "$mode" != check ] || [[ -n "${GUEST_SUITES:-}" && " $GUEST_SUITES" != *" kunit:"* ]]; then
 	append+=" kunit.enable=0"
 fi
 [ "${ICOUNT:-0}" = 1 ] && args+=(-icount shift=0)
