@@ -252,10 +252,12 @@ tree_builds() {
 	logs=$BUILD/logs/$ARCH/$1
 	mkdir -p "$logs"
 	cp "$OUT/.config" "$logs/series.config"
+	rm -f "$logs/kconfig.state"
 	trap tree_builds_restore EXIT
 }
 tree_builds_restore() {
 	git -C "$SRC" checkout -q "$branch"
+	rm -f "$logs/kconfig.state"
 	cp "$logs/series.config" "$OUT/.config"
 	kmake >"$logs/final.log" 2>&1
 }
@@ -298,10 +300,16 @@ configured() {
 	done
 }
 # The series' .config on whatever state is checked out (Kbuild drops the
-# options of patches not applied).
+# options of patches not applied). Where the state has the Kconfig files
+# the .config in $OUT was last made for, that .config stays as it is:
+# writing it again would only make Kbuild sync the configuration again.
 tree_builds_configure() {
+	local kconfig
+	kconfig=$(git -C "$SRC" ls-files -s -- '*Kconfig*' | sha256sum)
+	[ "$kconfig" = "$(cat "$logs/kconfig.state" 2>/dev/null)" ] && return 0
 	cp "$logs/series.config" "$OUT/.config"
 	kmake olddefconfig >/dev/null 2>&1
+	echo "$kconfig" >"$logs/kconfig.state"
 }
 
 need_tree() {

@@ -6,9 +6,10 @@
 # dropping its line from patches/series), or an edit by scripts/mutate.py
 # (a broken expectation in every test case; huge AUX mappings taken out of
 # the drivers). The kernel, selftests and initramfs are rebuilt
-# incrementally and booted as in 'make check'; then exactly the cases the
-# mutant names must fail and all others pass. The tree is put back after
-# every mutant, also on error. Prints KTAP and the usual total line.
+# incrementally and booted as in 'make check', running only the suites of
+# the cases the mutant names; exactly those cases must fail and the rest of
+# their suites pass. The tree is put back after every mutant, also on
+# error. Prints KTAP and the usual total line.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -29,12 +30,13 @@ PF='exceptions:page_fault_events:'
 # which counts once a case fails and the output shows them.
 MN='exceptions:memfd_noexec:'
 VH='kunit:vmap_huge:'
+PK='kunit:page_fault_event:'
 PA='kunit:perf_aux:'
 ALL=(
-	"without-tracepoints|arm64|mutate:no-arm64-events arm64 emits no page fault tracepoint, as before the series|$PF page_fault.*;$PF fault_count.user_write.*;$PF fault_count.uaccess.*;$PF fault_count.faults_disabled.*;$PF fault_count.segv_user_addr.*;$PF fault_count.nofault_kernel_addr.*;$PF fault_count.kprobe_fetch.*;$MN page_fault.*;$MN fault_count.user_write.*;$MN fault_count.uaccess.*;$MN fault_count.faults_disabled.*;$MN fault_count.segv_user_addr.*;$MN fault_count.nofault_kernel_addr.*;$MN fault_count.kprobe_fetch.*;exceptions:clang: *;perf_events:deferred_exec: *;ftrace:ftracetest: *;verification:ftracetest: *;perf:page_fault_events: perf record/script*;perf:page_fault_events: perf stat*;perf:page_fault_events: perf record -g*;$DF deferred.page_fault_user.*;$DI *"
-	"without-fault-helper|arm64|mutate:no-fault-helper arm64 counts the perf event after the faults with page faults disabled have gone|$PF fault_count.faults_disabled.*;$PF fault_count.kprobe_fetch.*;$MN page_fault.exec.*;$MN fault_count.faults_disabled.*;$MN fault_count.kprobe_fetch.*"
-	"without-fault-helper|x86_64|revert:x86/mm: Report page faults through page_fault_event()|$PF fault_count.faults_disabled.*;$PF fault_count.segv_kernel_addr.*;$PF fault_count.nofault_kernel_addr.*;$PF fault_count.kprobe_fetch.*;$MN page_fault.exec.*;$MN fault_count.faults_disabled.*;$MN fault_count.segv_kernel_addr.*;$MN fault_count.nofault_kernel_addr.*;$MN fault_count.kprobe_fetch.*"
-	"without-fault-helper|riscv64|revert:riscv: mm: Report page faults through page_fault_event()|$PF fault_count.faults_disabled.*;$PF fault_count.nofault_kernel_addr.*;$MN page_fault.exec.*;$MN fault_count.faults_disabled.*;$MN fault_count.nofault_kernel_addr.*"
+	"without-tracepoints|arm64|mutate:no-arm64-events arm64 emits no page fault tracepoint, as before the series|$PF page_fault.*;$PF fault_count.user_write.*;$PF fault_count.uaccess.*;$PF fault_count.faults_disabled.*;$PF fault_count.segv_user_addr.*;$PF fault_count.nofault_kernel_addr.*;$PF fault_count.kprobe_fetch.*;$MN page_fault.*;$MN fault_count.user_write.*;$MN fault_count.uaccess.*;$MN fault_count.faults_disabled.*;$MN fault_count.segv_user_addr.*;$MN fault_count.nofault_kernel_addr.*;$MN fault_count.kprobe_fetch.*;exceptions:clang: *;perf_events:deferred_exec: *;ftrace:ftracetest: *;verification:ftracetest: *;perf:page_fault_events: perf record/script*;perf:page_fault_events: perf stat*;perf:page_fault_events: perf record -g*;$DF deferred.page_fault_user.*;$DI *;$PK write to a read-only kernel page"
+	"without-fault-helper|arm64|mutate:no-fault-helper arm64 counts the perf event after the faults with page faults disabled have gone|$PF fault_count.faults_disabled.*;$PF fault_count.kprobe_fetch.*;$MN page_fault.exec.*;$MN fault_count.faults_disabled.*;$MN fault_count.kprobe_fetch.*;$PK write to a read-only kernel page"
+	"without-fault-helper|x86_64|revert:x86/mm: Report page faults through page_fault_event()|$PF fault_count.faults_disabled.*;$PF fault_count.segv_kernel_addr.*;$PF fault_count.nofault_kernel_addr.*;$PF fault_count.kprobe_fetch.*;$MN page_fault.exec.*;$MN fault_count.faults_disabled.*;$MN fault_count.segv_kernel_addr.*;$MN fault_count.nofault_kernel_addr.*;$MN fault_count.kprobe_fetch.*;$PK write to a read-only kernel page"
+	"without-fault-helper|riscv64|revert:riscv: mm: Report page faults through page_fault_event()|$PF fault_count.faults_disabled.*;$PF fault_count.nofault_kernel_addr.*;$MN page_fault.exec.*;$MN fault_count.faults_disabled.*;$MN fault_count.nofault_kernel_addr.*;$PK write to a read-only kernel page"
 	"event-before-kprobe|riscv64|mutate:event-before-kprobe riscv reports faults before kprobe_page_fault() has looked at them|$PF fault_count.kprobe_fetch.*;$MN page_fault.exec.*;$MN fault_count.kprobe_fetch.*"
 	"without-rv-arm64|arm64|revert:rv: Let the pagefault monitor run on arm64|verification:ftracetest: *"
 	"without-caller-regs|arm64|revert:arm64: perf: Don't report the caller twice in tracepoint callchains|perf:page_fault_events: perf record -g*"
@@ -49,8 +51,8 @@ ALL=(
 	"without-deferred-leaf-fixup|arm64|revert:perf machine: Fix up arm64 leaf frames of deferred callchains too|perf:page_fault_events: perf record --call-graph fp,defer, stopped*"
 	"without-no-reclaim|arm64|revert:perf/aux: Don't reclaim or compact for AUX pages a PMU only prefers large|$PA prefer-large, * MiB, fragmented"
 	"without-no-retry|arm64|revert:perf/aux: Don't retry AUX chunk orders that already failed|$PA prefer-large, * MiB, fragmented"
-	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;kunit:perf_aux_churn: *;$VH *"
-	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;kunit:perf_aux_churn: *;$VH vmap_huge_[!c]*"
+	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;kunit:perf_aux_churn: *;$VH *;$PK *"
+	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;kunit:perf_aux_churn: *;$VH vmap_huge_[!c]*;$PK *"
 	"requester-only-records|arm64|mutate:requester-only-records deferred records only to events with defer_callchain|perf_events:deferred_output: *;$DF deferred.cpu_clock.*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DH *;$DI *"
 	"without-vmap-huge|arm64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_pmd_block;$VH vmap_huge_cont_groups;$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;$VH vmap_huge_largest_entry;$PA prefer-large, no vmap, 16 MiB;kunit:arm_spe_pmu: *;kunit:arm_trbe: *;$PA prefer-large, 1 MiB;$PA prefer-large, 4 MiB;$PA prefer-large, 16 MiB;$PA prefer-large, 4 MiB, watermark 64 KiB;$PA prefer-large, * MiB, overwrite*;$PA no-sg, 64 KiB, overwrite;$PA no-sg, largest block, overwrite"
 	"without-aux-order-cap|arm64|mutate:no-aux-order-cap chunks of a PMU that maps them with a huge vmap() as large as MAX_PAGE_ORDER|$PA prefer-large, 16 MiB;$PA prefer-large, 4 MiB, overwrite*;$PA prefer-large, 16 MiB, overwrite;$PA prefer-large, 16 MiB, fragmented"

@@ -3,8 +3,8 @@
 """Mutants for 'make mutants': edit the assembled tree so that tests must fail.
 
   mutate.py tests TREE        break one expectation of every case of the
-                              page-fault selftest and of the perf_aux and
-                              vmap_huge KUnit suites
+                              page-fault selftest and of the perf_aux,
+                              page_fault_event and vmap_huge KUnit suites
   mutate.py no-huge-aux-map TREE
                               SPE and TRBE vmap() their AUX buffers without
                               VM_ALLOW_HUGE_VMAP (their KUnit cases must fail)
@@ -127,6 +127,11 @@ def tests(root):
         anywhere('KUNIT_EXPECT_EQ(test, seen.costly, 0);', 'KUNIT_EXPECT_GT(test, seen.costly, 0);'),
         # churn: expect the one cycle at boot to fail an allocation
         anywhere('KUNIT_EXPECT_EQ(test, failed, 0);', 'KUNIT_EXPECT_EQ(test, failed, 1);'),
+    ])
+    edit(root, 'mm/tests/page_fault_event_kunit.c', [
+        # the write: expect two page_fault_kernel events; the read: one
+        anywhere('KUNIT_EXPECT_EQ(test, 1, seen.kernel);', 'KUNIT_EXPECT_EQ(test, 2, seen.kernel);'),
+        anywhere('KUNIT_EXPECT_EQ(test, 0, seen.kernel);', 'KUNIT_EXPECT_EQ(test, 1, seen.kernel);'),
     ])
     edit(root, 'mm/tests/vmap_huge_kunit.c', [
         # every case: expect one PTE more than the layout has

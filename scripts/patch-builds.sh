@@ -130,18 +130,19 @@ fi
 strip_lines() {
 	sed -E 's/:[0-9]+:[0-9]+:/:/; s/:[0-9]+:/:/' | sort
 }
-gcc_findings() { # file: rebuilds it with W=1
-	local o=${1%.c}.o
-	rm -f "$OUT/$o"
-	kmake W=1 "$o" 2>&1 | grep -E '(warning|error):' | strip_lines
+# A kbuild log on stdin, made with 'make -Otarget' so that each object's
+# output comes in one piece after its "CC" (gcc) or "CHECK" (sparse)
+# line: "FILE<TAB>DIAGNOSTIC" for each warning or error, FILE being the
+# C file of that line.
+split_log() {
+	awk '/^  (CC|CHECK) +[^ ]+\.[oc]$/ { f = $2; sub(/\.o$/, ".c", f); next }
+	     f != "" && /(warning|error):/ { print f "\t" $0 }'
 }
-sparse_findings() { # file: object up to date from gcc_findings
+# sparse's findings (stdin) in FILE itself, less 0.6.4's "bad constant
+# expression" on a MODULE_*() or module_param*() line.
+sparse_own() {
 	local f line
-	[ $sparse_ok = 1 ] || return 0
-	# Only the file's own findings: C=2 also checks what Kbuild's prepare
-	# step builds (arm64's vDSO).
-	kmake W=1 C=2 CHECK=sparse CF="$sparse_cf" "${1%.c}.o" 2>&1 |
-		grep -E "^(.*/)?$1:[0-9]+:[0-9]+: (warning|error):" |
+	grep -E "^(.*/)?$1:[0-9]+:[0-9]+: (warning|error):" |
 		while IFS= read -r line; do
 			if [[ $line =~ ^([^:]+):([0-9]+):[0-9]+:\ error:\ bad\ constant\ expression$ ]]; then
 				f=${BASH_REMATCH[1]}
@@ -149,20 +150,42 @@ sparse_findings() { # file: object up to date from gcc_findings
 					grep -qE '^[[:space:]]*(MODULE_[A-Z_]+|module_param[a-z_]*)\(' && continue
 			fi
 			printf '%s\n' "$line"
-		done | strip_lines
+		done
 }
-findings() { # file, prefix of the two result files
-	gcc_findings "$1" >"$2.gcc"
-	sparse_findings "$1" >"$2.sparse"
+# findings PREFIX: the W=1 (gcc) and sparse findings of each C file of
+# $built that the tree checked out has, in $logs/PREFIX-<file>.gcc and
+# .sparse (empty for a file it lacks). One kbuild run per tool for all
+# of them, so the prepare step runs twice, not twice per file; the
+# objects are compiled again (W=1), then only checked (C=2).
+findings() {
+	local f key objs=()
+	for f in $built; do
+		: >"$logs/$1-${f//\//_}.gcc"
+		: >"$logs/$1-${f//\//_}.sparse"
+		[ -f "$SRC/$f" ] || continue
+		objs+=("${f%.c}.o")
+		rm -f "$OUT/${f%.c}.o"
+	done
+	[ ${#objs[@]} -gt 0 ] || return 0
+	KMAKE_QUIET= kmake -k -Otarget W=1 "${objs[@]}" 2>&1 | split_log >"$logs/$1.gcc.all"
+	: >"$logs/$1.sparse.all"
+	[ $sparse_ok = 1 ] &&
+		KMAKE_QUIET= kmake -k -Otarget W=1 C=2 CHECK=sparse CF="$sparse_cf" "${objs[@]}" 2>&1 |
+		split_log >"$logs/$1.sparse.all"
+	for f in $built; do
+		key=${f//\//_}
+		awk -F'\t' -v f="$f" '$1 == f { print $2 }' "$logs/$1.gcc.all" | strip_lines >"$logs/$1-$key.gcc"
+		awk -F'\t' -v f="$f" '$1 == f { print $2 }' "$logs/$1.sparse.all" | sparse_own "$f" |
+			strip_lines >"$logs/$1-$key.sparse"
+	done
 }
 built=$(built_objects base "$branch" | sed 's/\.o$/.c/; s/^/ /' | tr -d '\n')
 git -C "$SRC" checkout -q "$branch"
 tree_builds_configure
-for f in $built; do
-	findings "$f" "$logs/series-${f//\//_}"
-done
+findings series
 git -C "$SRC" checkout -q base
 tree_builds_configure
+findings base
 # compare KIND: the series' findings of that kind that the base lacks
 compare() {
 	local f key new bad=
@@ -177,13 +200,9 @@ compare() {
 	done
 	[ -z "$bad" ]
 }
+# A file the base cannot compile in this configuration: no findings there.
 for f in $built; do
 	key=${f//\//_}
-	: >"$logs/base-$key.gcc"
-	: >"$logs/base-$key.sparse"
-	[ -f "$SRC/$f" ] || continue
-	findings "$f" "$logs/base-$key"
-	# The base cannot compile it in this configuration: no findings there.
 	if grep -q 'error:' "$logs/base-$key.gcc"; then
 		: >"$logs/base-$key.gcc"
 		: >"$logs/base-$key.sparse"
