@@ -11,33 +11,13 @@ ROOT=$OUT/rootfs
 KSFT=$OUT/kselftest/kselftest_install
 [ -x "$KSFT/run_kselftest.sh" ] || die "no kselftests in $KSFT; run 'make selftests ARCH=$ARCH' first"
 
-# apt-get for the Debian release the arch file names (DEB_SUITE): its own
-# sources, lists and cache under build/, the host's configuration and
-# keyring otherwise, so the host's apt is left as it was.
-suite_apt() {
-	local d=$BUILD/apt/$DEB_SUITE-$DEBARCH
-	local opts=(-o Dir::Etc::SourceList="$d/sources.list" -o Dir::Etc::SourceParts="$d/parts"
-		    -o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache"
-		    -o APT::Architecture="$DEBARCH" -o APT::Architectures="$DEBARCH")
-	if [ ! -f "$d/sources.list" ]; then
-		mkdir -p "$d/parts" "$d/lists/partial" "$d/cache/archives/partial"
-		echo "deb http://deb.debian.org/debian $DEB_SUITE main" >"$d/sources.list.new"
-		mv "$d/sources.list.new" "$d/sources.list"
-		apt-get "${opts[@]}" update -qq >"$d/update.log" 2>&1 || {
-			rm -f "$d/sources.list"
-			die "apt-get update for Debian $DEB_SUITE ($DEBARCH) failed; see $d/update.log"
-		}
-	fi
-	apt-get "${opts[@]}" "$@"
-}
-
 # Debian packages for the guest, downloaded once and kept in build/debs.
 fetch_deb() {
 	local pkg=$1 apt=apt-get
 	ls "$DEBS/${pkg}"_*.deb >/dev/null 2>&1 && return 0
 	mkdir -p "$DEBS"
 	chmod 755 "$DEBS"
-	[ -n "${DEB_SUITE:-}" ] && apt=suite_apt
+	[ -n "${DEB_SUITE:-}" ] && apt="debian_apt $DEB_SUITE"
 	msg FETCH "$pkg:$DEBARCH${DEB_SUITE:+ (Debian $DEB_SUITE)}"
 	(cd "$DEBS" && $apt download -qq "$pkg:$DEBARCH" 2>&1 | grep -v unsandboxed || true)
 	ls "$DEBS/${pkg}"_*.deb >/dev/null 2>&1 ||
@@ -85,6 +65,15 @@ for src in "$TOP"/scripts/guest/*.c; do
 		$leaf -o "$ROOT/usr/bin/$(basename "$src" .c)" "$src" ||
 		die "cannot build $src for $ARCH"
 done
+# callchain once more, linked against the C library as distributions link
+# their programs, with debug information (the distro guest's tests run it
+# in Debian's root, and look up its source lines).
+"${CROSS_COMPILE}gcc" -O2 -g -Wall -Werror -fno-omit-frame-pointer $leaf \
+	-o "$ROOT/usr/bin/callchain-dyn" "$TOP/scripts/guest/callchain.c" ||
+	die "cannot build callchain.c for $ARCH with the C library"
+# The Documentation page's examples, which the distro guest runs as tests.
+python3 "$TOP/scripts/doc-examples.py" "$SRC/Documentation/trace/events-page-fault.rst" \
+	"$ROOT/usr/share/doc-examples" >/dev/null || die "no examples in the Documentation page"
 # Programs under development: anything in $OUT/extra/ lands in /usr/bin,
 # and 'run-guest.sh NAME' runs it as the guest's harness.mode.
 if [ -d "$OUT/extra" ]; then

@@ -26,7 +26,7 @@ export PATCH_BUILDS_FULL
 # The boots take about 15 s (check), 1 min (debug) and 3.5 min (stress)
 # here; the limits leave 5x or more for a slower host yet let a hung guest
 # be reported, with its log, well inside CI's 90 minutes.
-declare -A TIMEOUTS=([check]=900 [stress]=1200 [debug]=1200 [64k]=1500)
+declare -A TIMEOUTS=([check]=900 [stress]=1200 [debug]=1200 [64k]=1500 [distro]=1200)
 results=()
 rc=0
 # A step that left no results to parse counts as one failed test.
@@ -136,8 +136,15 @@ for ARCH in $ARCHES; do
 		stress) variant=series mode=stress label="$ARCH stress" log=stress ;;
 		debug) variant=debug mode=check label="$ARCH debug" log=check-debug ;;
 		64k) variant=64k mode=check label="$ARCH 64k" log=check-64k ;;
-		*) die "unknown run '$run' in GUEST_RUNS; supported: check stress debug 64k" ;;
+		distro) variant=distro mode=check label="$ARCH distro" log=distro ;;
+		*) die "unknown run '$run' in GUEST_RUNS; supported: check stress debug 64k distro" ;;
 		esac
+		# The distro run: the suites of Debian's tools, in Debian's root
+		# on the guest's disk (scripts/build-distro.sh).
+		unset GUEST_DISK GUEST_SUITES GUEST_LOG
+		if [ "$run" = distro ]; then
+			export GUEST_DISK=$BUILD/distro/$DEBARCH/root.ext4 GUEST_SUITES=distro GUEST_LOG=distro
+		fi
 		if [ "$run" = check ]; then gate "$ARCH guest"; else gate "$label"; fi
 		json=$BUILD/logs/$ARCH/results-$run.json
 		log=$BUILD/logs/$ARCH/$log.log
@@ -147,6 +154,7 @@ for ARCH in $ARCHES; do
 			! VARIANT=$variant "$TOP/scripts/build-kernel.sh"; then
 			step=build-kernel-$variant
 		fi
+		[ -z "$step" ] && [ "$run" = distro ] && ! "$TOP/scripts/build-distro.sh" && step=build-distro
 		if [ -z "$step" ] && ! VARIANT=$variant TIMEOUT=${TIMEOUTS[$run]} \
 			"$TOP/scripts/run-guest.sh" "$mode"; then
 			step=run-guest

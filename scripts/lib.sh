@@ -70,7 +70,15 @@ check_arch() {
 		CONFIG_EXTRA=$ARCH-frag
 		export CONFIG_EXTRA
 		;;
-	*) die "unknown VARIANT='$VARIANT'; supported: series base debug 64k frag frag-old" ;;
+	# VARIANT=distro: the series with configs/distro.config (and the
+	# arch's ARCH-distro.config, if any): the kernel of the distro run.
+	distro)
+		OUT=$BUILD/out/$ARCH-distro
+		CONFIG_EXTRA=distro
+		[ -f "$TOP/configs/$ARCH-distro.config" ] && CONFIG_EXTRA+=" $ARCH-distro"
+		export CONFIG_EXTRA
+		;;
+	*) die "unknown VARIANT='$VARIANT'; supported: series base debug 64k frag frag-old distro" ;;
 	esac
 	export ARCH SRC CROSS_COMPILE KARCH DEBARCH IMAGE QEMU OUT
 }
@@ -184,6 +192,35 @@ wait_for() {
 	! kill -0 "$1" 2>/dev/null
 }
 elapsed() { local d=$((SECONDS - $1)); printf '%dm%02ds' $((d / 60)) $((d % 60)); }
+
+# debian_apt "SUITE..." ARGS...: apt-get ARGS for $DEBARCH packages of those
+# Debian suites, with sources, lists, cache and an empty dpkg status of its
+# own under build/apt/ (so that 'install --download-only' resolves every
+# dependency), the host's configuration and keyring otherwise: the host's
+# apt is left as it was.
+debian_apt() {
+	local suites=$1 s
+	shift
+	local d=$BUILD/apt/${suites// /+}-$DEBARCH
+	local opts=(-o Dir::Etc::SourceList="$d/sources.list" -o Dir::Etc::SourceParts="$d/parts"
+		    -o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache"
+		    -o Dir::State::status="$d/status"
+		    -o APT::Architecture="$DEBARCH" -o APT::Architectures="$DEBARCH")
+	mkdir -p "$d"
+	[ -f "$d/status" ] || : >"$d/status"
+	if [ ! -f "$d/sources.list" ]; then
+		mkdir -p "$d/parts" "$d/lists/partial" "$d/cache/archives/partial"
+		for s in $suites; do
+			echo "deb http://deb.debian.org/debian $s main"
+		done >"$d/sources.list.new"
+		mv "$d/sources.list.new" "$d/sources.list"
+		apt-get "${opts[@]}" update -qq >"$d/update.log" 2>&1 || {
+			rm -f "$d/sources.list"
+			die "apt-get update for Debian $suites ($DEBARCH) failed; see $d/update.log"
+		}
+	fi
+	apt-get "${opts[@]}" "$@"
+}
 
 # One big build at a time on this machine (kernel and perf builds each use
 # every core): take the build lock, held until the calling script exits.

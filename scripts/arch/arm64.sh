@@ -15,7 +15,8 @@ IMAGE=arch/arm64/boot/Image
 QEMU=qemu-system-aarch64
 QEMU_MACHINE=(-M virt -cpu max,pauth-impdef=on)
 CONSOLE=ttyAMA0
-# The disk device of make bench's fragmentation runs (configs/arm64-frag.config).
+# The disk device: the distro run's Debian root, make bench's fragmentation
+# runs (configs/arm64-frag.config).
 QEMU_DISK=virtio-blk-device
 # Host packages, as "command:package" for those the harness runs and plain
 # names for the rest (headers, libraries, firmware).
@@ -25,8 +26,9 @@ ARCH_PKGS=(aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 # The guest boots 'make check' gives this arch (scripts/check.sh): the
 # suites, the stress run, and the suites again on the debug kernel built
 # with 64 KiB pages (one boot proves both; make check-debug has the 4 KiB
-# debug kernel).
-CHECK_RUNS="check stress 64k"
+# debug kernel); and the distro run: Debian's perf, trace-cmd and bpftrace
+# in Debian's root on a disk (scripts/build-distro.sh).
+CHECK_RUNS="check stress 64k distro"
 # After each patch 'make check' compiles the objects of the C files the
 # series touches (scripts/patch-builds.sh); 'make check-full' builds the
 # whole kernel after each patch. The series changes headers that most of

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Build the distro guest's disk for ARCH: Debian's own user space for
+# $DEBARCH with the tracing tools users run (Debian's perf, trace-cmd,
+# bpftrace), every dependency as Debian resolves it, unpacked into an ext4
+# image. The guest boots the usual initramfs, mounts this disk read-only
+# and runs scripts/guest/distro-tools.sh in it (guest init, suite distro).
+# The image is kept while this script is unchanged; 'make clean' drops it.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+check_arch
+
+# Debian 13 and its backports: trixie's perf predates deferred callchains,
+# the backported one (the kernel's version) has them.
+SUITES="trixie trixie-backports"
+# With what every Debian system has (dash is essential: /bin/sh), and
+# what apt would add by default: bpftrace recommends libc6-dev. bpftrace
+# asks clang for its include paths through /bin/sh, and without a shell
+# it crashes (SIGSEGV) on any tracepoint probe whose arguments it reads.
+PKGS=(linux-perf/trixie-backports trace-cmd bpftrace libc6-dev
+      dash bash coreutils grep sed mawk perl-base procps)
+DIR=$BUILD/distro/$DEBARCH
+IMG=$DIR/root.ext4
+stamp=$(cat "$0" | sha256sum | cut -c1-16)
+if [ -f "$IMG" ] && [ "$(cat "$DIR/stamp" 2>/dev/null)" = "$stamp" ]; then
+	msg DISTRO "$IMG (kept: $(cat "$DIR/packages"))"
+	exit 0
+fi
+command -v mke2fs >/dev/null || die "mke2fs not found; run 'make deps' (package e2fsprogs)"
+t0=$SECONDS
+rm -rf "$DIR"
+mkdir -p "$DIR"
+msg DISTRO "Debian $SUITES ($DEBARCH): ${PKGS[*]}"
+debian_apt "$SUITES" install --download-only -y -qq --no-install-recommends \
+	"${PKGS[@]}" >"$DIR/apt.log" 2>&1 || die "apt-get could not fetch ${PKGS[*]} for $DEBARCH; see $DIR/apt.log"
+cache=$BUILD/apt/${SUITES// /+}-$DEBARCH/cache/archives
+
+# Exactly the packages of the closure (the cache may hold others): what
+# a simulated install of the same request would unpack.
+root=$DIR/root
+mkdir -p "$root"
+n=0
+debian_apt "$SUITES" install -s --no-install-recommends "${PKGS[@]}" 2>/dev/null |
+	sed -n 's/^Inst \([^ ]*\) (\([^ ]*\) .*/\1 \2/p' >"$DIR/closure"
+while read -r name ver; do
+	deb=$(ls "$cache/${name}_${ver//:/%3a}_"*.deb 2>/dev/null | head -n 1)
+	[ -n "$deb" ] || die "$name $ver was not downloaded; see $DIR/apt.log"
+	dpkg-deb -x "$deb" "$root"
+	n=$((n + 1))
+done <"$DIR/closure"
+[ $n -gt 0 ] || die "apt-get resolved no packages for ${PKGS[*]}"
+[ -x "$root/usr/bin/perf" ] && [ -x "$root/usr/bin/trace-cmd" ] && [ -x "$root/usr/bin/bpftrace" ] ||
+	die "the unpacked Debian root in $root lacks perf, trace-cmd or bpftrace"
+# Documentation and translations are not run; what is left is what the
+# packages install, as dpkg would (maintainer scripts aside: none of
+# these tools needs one to run).
+rm -rf "$root"/usr/share/{doc,man,info,locale}
+# What mawk's maintainer script would do: awk is mawk.
+ln -sf mawk "$root/usr/bin/awk"
+awk '$1 ~ /^(linux-perf|trace-cmd|bpftrace)$/ { print $1, $2 }' "$DIR/closure" |
+	paste -sd, | sed 's/,/, /g' >"$DIR/packages"
+mb=$(du -sm "$root" | cut -f1)
+mke2fs -q -t ext4 -L distro -d "$root" "$IMG" $((mb * 5 / 4 + 64))M >"$DIR/mke2fs.log" 2>&1 ||
+	die "mke2fs failed; see $DIR/mke2fs.log"
+rm -rf "$root"
+echo "$stamp" >"$DIR/stamp"
+msg DISTRO "$IMG: $n packages, $mb MiB ($(cat "$DIR/packages")), $(elapsed $t0)"
