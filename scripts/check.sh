@@ -140,11 +140,10 @@ for ARCH in $ARCHES; do
 		*) die "unknown run '$run' in GUEST_RUNS; supported: check stress debug 64k distro" ;;
 		esac
 		# The distro run: the suites of Debian's tools, in Debian's root
-		# on the guest's disk (scripts/build-distro.sh).
-		unset GUEST_DISK GUEST_SUITES GUEST_LOG
-		if [ "$run" = distro ]; then
-			export GUEST_DISK=$BUILD/distro/$DEBARCH/root.ext4 GUEST_SUITES=distro GUEST_LOG=distro
-		fi
+		# on the guest's disk (scripts/build-distro.sh). For this boot
+		# only: the mutants' boots must not inherit them.
+		disk='' suites='' glog=''
+		[ "$run" = distro ] && disk=$BUILD/distro/$DEBARCH/root.ext4 suites=distro glog=distro
 		if [ "$run" = check ]; then gate "$ARCH guest"; else gate "$label"; fi
 		json=$BUILD/logs/$ARCH/results-$run.json
 		log=$BUILD/logs/$ARCH/$log.log
@@ -156,6 +155,7 @@ for ARCH in $ARCHES; do
 		fi
 		[ -z "$step" ] && [ "$run" = distro ] && ! "$TOP/scripts/build-distro.sh" && step=build-distro
 		if [ -z "$step" ] && ! VARIANT=$variant TIMEOUT=${TIMEOUTS[$run]} \
+			GUEST_DISK=$disk GUEST_SUITES=$suites GUEST_LOG=$glog \
 			"$TOP/scripts/run-guest.sh" "$mode"; then
 			step=run-guest
 		fi
