@@ -5,7 +5,8 @@
 # bpftrace), every dependency as Debian resolves it, unpacked into an ext4
 # image. The guest boots the usual initramfs, mounts this disk read-only
 # and runs scripts/guest/distro-tools.sh in it (guest init, suite distro).
-# The image is kept while this script is unchanged; 'make clean' drops it.
+# The image is kept while the packages and this script are the same;
+# 'make clean' drops it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 check_arch
@@ -21,34 +22,49 @@ PKGS=(linux-perf/trixie-backports trace-cmd bpftrace libc6-dev
       dash bash coreutils grep sed mawk perl-base procps)
 DIR=$BUILD/distro/$DEBARCH
 IMG=$DIR/root.ext4
-stamp=$(cat "$0" | sha256sum | cut -c1-16)
+# The packages, downloaded once per machine: beside the compiler cache, so
+# that a second clone (CI's) reuses them. Debian names a file by package,
+# version and architecture, so a file there is that package.
+DEBS=${XDG_CACHE_HOME:-$HOME/.cache}/arm64-trace-series/debs/$DEBARCH
+command -v mke2fs >/dev/null || die "mke2fs not found; run 'make deps' (package e2fsprogs)"
+mkdir -p "$DIR" "$DEBS"
+# The closure, as apt resolves the request against the lists it fetched
+# first (debian_apt does not refresh them; 'make clean' does): every
+# package a simulated install would unpack, with its version.
+debian_apt "$SUITES" install -s --no-install-recommends "${PKGS[@]}" >"$DIR/apt.log" 2>&1 ||
+	die "apt-get could not resolve ${PKGS[*]} for $DEBARCH; see $DIR/apt.log"
+sed -n 's/^Inst \([^ ]*\) (\([^ ]*\) .*/\1 \2/p' "$DIR/apt.log" >"$DIR/closure.new"
+[ -s "$DIR/closure.new" ] || die "apt-get resolved no packages for ${PKGS[*]}; see $DIR/apt.log"
+# The image is kept while the closure and this script are the same.
+stamp=$(cat "$DIR/closure.new" "$0" | sha256sum | cut -c1-16)
 if [ -f "$IMG" ] && [ "$(cat "$DIR/stamp" 2>/dev/null)" = "$stamp" ]; then
 	msg DISTRO "$IMG (kept: $(cat "$DIR/packages"))"
 	exit 0
 fi
-command -v mke2fs >/dev/null || die "mke2fs not found; run 'make deps' (package e2fsprogs)"
 t0=$SECONDS
-rm -rf "$DIR"
-mkdir -p "$DIR"
+rm -f "$IMG" "$DIR/stamp"
+mv "$DIR/closure.new" "$DIR/closure"
 msg DISTRO "Debian $SUITES ($DEBARCH): ${PKGS[*]}"
-debian_apt "$SUITES" install --download-only -y -qq --no-install-recommends \
-	"${PKGS[@]}" >"$DIR/apt.log" 2>&1 || die "apt-get could not fetch ${PKGS[*]} for $DEBARCH; see $DIR/apt.log"
-cache=$BUILD/apt/${SUITES// /+}-$DEBARCH/cache/archives
-
-# Exactly the packages of the closure (the cache may hold others): what
-# a simulated install of the same request would unpack.
+# What the cache lacks, by name and version (apt-get download writes to
+# the current directory).
+want=()
+while read -r name ver; do
+	ls "$DEBS/${name}_${ver//:/%3a}_"*.deb >/dev/null 2>&1 || want+=("$name=$ver")
+done <"$DIR/closure"
+if [ ${#want[@]} -gt 0 ]; then
+	(cd "$DEBS" && debian_apt "$SUITES" download -qq "${want[@]}") >>"$DIR/apt.log" 2>&1 ||
+		die "apt-get could not download ${#want[@]} packages for $DEBARCH; see $DIR/apt.log"
+fi
 root=$DIR/root
+rm -rf "$root"
 mkdir -p "$root"
 n=0
-debian_apt "$SUITES" install -s --no-install-recommends "${PKGS[@]}" 2>/dev/null |
-	sed -n 's/^Inst \([^ ]*\) (\([^ ]*\) .*/\1 \2/p' >"$DIR/closure"
 while read -r name ver; do
-	deb=$(ls "$cache/${name}_${ver//:/%3a}_"*.deb 2>/dev/null | head -n 1)
+	deb=$(ls "$DEBS/${name}_${ver//:/%3a}_"*.deb 2>/dev/null | head -n 1)
 	[ -n "$deb" ] || die "$name $ver was not downloaded; see $DIR/apt.log"
 	dpkg-deb -x "$deb" "$root"
 	n=$((n + 1))
 done <"$DIR/closure"
-[ $n -gt 0 ] || die "apt-get resolved no packages for ${PKGS[*]}"
 [ -x "$root/usr/bin/perf" ] && [ -x "$root/usr/bin/trace-cmd" ] && [ -x "$root/usr/bin/bpftrace" ] ||
 	die "the unpacked Debian root in $root lacks perf, trace-cmd or bpftrace"
 # Documentation and translations are not run; what is left is what the

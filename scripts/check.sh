@@ -136,7 +136,7 @@ for ARCH in $ARCHES; do
 		stress) variant=series mode=stress label="$ARCH stress" log=stress ;;
 		debug) variant=debug mode=check label="$ARCH debug" log=check-debug ;;
 		64k) variant=64k mode=check label="$ARCH 64k" log=check-64k ;;
-		distro) variant=distro mode=check label="$ARCH distro" log=distro ;;
+		distro) variant=series mode=check label="$ARCH distro" log=distro ;;
 		*) die "unknown run '$run' in GUEST_RUNS; supported: check stress debug 64k distro" ;;
 		esac
 		# The distro run: the suites of Debian's tools, in Debian's root

@@ -70,15 +70,7 @@ check_arch() {
 		CONFIG_EXTRA=$ARCH-frag
 		export CONFIG_EXTRA
 		;;
-	# VARIANT=distro: the series with configs/distro.config (and the
-	# arch's ARCH-distro.config, if any): the kernel of the distro run.
-	distro)
-		OUT=$BUILD/out/$ARCH-distro
-		CONFIG_EXTRA=distro
-		[ -f "$TOP/configs/$ARCH-distro.config" ] && CONFIG_EXTRA+=" $ARCH-distro"
-		export CONFIG_EXTRA
-		;;
-	*) die "unknown VARIANT='$VARIANT'; supported: series base debug 64k frag frag-old distro" ;;
+	*) die "unknown VARIANT='$VARIANT'; supported: series base debug 64k frag frag-old" ;;
 	esac
 	export ARCH SRC CROSS_COMPILE KARCH DEBARCH IMAGE QEMU OUT
 }

@@ -41,8 +41,11 @@ elif [ "$mode" != check ] || [[ -n "${GUEST_SUITES:-}" && " $GUEST_SUITES" != *"
 fi
 [ "${ICOUNT:-0}" = 1 ] && args+=(-icount shift=0)
 # GUEST_DISK=FILE: FILE as the guest's read-only disk (/dev/vda).
-[ -n "${GUEST_DISK:-}" ] &&
+if [ -n "${GUEST_DISK:-}" ]; then
+	[ -n "${QEMU_DISK:-}" ] || die "GUEST_DISK: $ARCH has no disk device (QEMU_DISK in scripts/arch/$ARCH.sh)"
+	[ -r "$GUEST_DISK" ] || die "GUEST_DISK: cannot read $GUEST_DISK"
 	args+=(-drive "if=none,format=raw,readonly=on,id=disk0,file=$GUEST_DISK" -device "$QEMU_DISK,drive=disk0")
+fi
 
 mkdir -p "$LOGDIR"
 [ -f "$LOG" ] && mv -f "$LOG" "$LOG.old"
