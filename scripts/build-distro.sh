@@ -38,6 +38,7 @@ sed -n 's/^Inst \([^ ]*\) (\([^ ]*\) .*/\1 \2/p' "$DIR/apt.log" >"$DIR/closure.n
 # The image is kept while the closure and this script are the same.
 stamp=$(cat "$DIR/closure.new" "$0" | sha256sum | cut -c1-16)
 if [ -f "$IMG" ] && [ "$(cat "$DIR/stamp" 2>/dev/null)" = "$stamp" ]; then
+	rm -f "$DIR/closure.new"
 	msg DISTRO "$IMG (kept: $(cat "$DIR/packages"))"
 	exit 0
 fi
