@@ -31,9 +31,12 @@ PF='exceptions:page_fault_events:'
 MN='exceptions:memfd_noexec:'
 VH='kunit:vmap_huge:'
 PK='kunit:page_fault_event:'
+# The distro run's suites (Debian's tools; the Documentation's examples).
+DT='distro:tools:'
+DX='distro:doc-examples:'
 PA='kunit:perf_aux:'
 ALL=(
-	"without-tracepoints|arm64|mutate:no-arm64-events arm64 emits no page fault tracepoint, as before the series|$PF page_fault.*;$PF fault_count.user_write.*;$PF fault_count.uaccess.*;$PF fault_count.faults_disabled.*;$PF fault_count.segv_user_addr.*;$PF fault_count.nofault_kernel_addr.*;$PF fault_count.kprobe_fetch.*;$MN page_fault.*;$MN fault_count.user_write.*;$MN fault_count.uaccess.*;$MN fault_count.faults_disabled.*;$MN fault_count.segv_user_addr.*;$MN fault_count.nofault_kernel_addr.*;$MN fault_count.kprobe_fetch.*;exceptions:clang: *;perf_events:deferred_exec: *;ftrace:ftracetest: *;verification:ftracetest: *;perf:page_fault_events: perf record/script*;perf:page_fault_events: perf stat*;perf:page_fault_events: perf record -g*;$DF deferred.page_fault_user.*;$DI *;$PK write to a read-only kernel page"
+	"without-tracepoints|arm64|mutate:no-arm64-events arm64 emits no page fault tracepoint, as before the series|$PF page_fault.*;$PF fault_count.user_write.*;$PF fault_count.uaccess.*;$PF fault_count.faults_disabled.*;$PF fault_count.segv_user_addr.*;$PF fault_count.nofault_kernel_addr.*;$PF fault_count.kprobe_fetch.*;$MN page_fault.*;$MN fault_count.user_write.*;$MN fault_count.uaccess.*;$MN fault_count.faults_disabled.*;$MN fault_count.segv_user_addr.*;$MN fault_count.nofault_kernel_addr.*;$MN fault_count.kprobe_fetch.*;exceptions:clang: *;perf_events:deferred_exec: *;ftrace:ftracetest: *;verification:ftracetest: *;perf:page_fault_events: perf record/script*;perf:page_fault_events: perf stat*;perf:page_fault_events: perf record -g*;$DF deferred.page_fault_user.*;$DI *;$PK write to a read-only kernel page;$DT perf record*;$DT perf stat*;$DT perf --call-graph*;$DT perf trace*;$DT trace-cmd*;$DT bpftrace*;$DX tracefs: cat *trace;$DX tracefs: cat *hist;$DX bpftrace: *"
 	"without-fault-helper|arm64|mutate:no-fault-helper arm64 counts the perf event after the faults with page faults disabled have gone|$PF fault_count.faults_disabled.*;$PF fault_count.kprobe_fetch.*;$MN page_fault.exec.*;$MN fault_count.faults_disabled.*;$MN fault_count.kprobe_fetch.*;$PK write to a read-only kernel page"
 	"without-fault-helper|x86_64|revert:x86/mm: Report page faults through page_fault_event()|$PF fault_count.faults_disabled.*;$PF fault_count.segv_kernel_addr.*;$PF fault_count.nofault_kernel_addr.*;$PF fault_count.kprobe_fetch.*;$MN page_fault.exec.*;$MN fault_count.faults_disabled.*;$MN fault_count.segv_kernel_addr.*;$MN fault_count.nofault_kernel_addr.*;$MN fault_count.kprobe_fetch.*;$PK write to a read-only kernel page"
 	"without-fault-helper|riscv64|revert:riscv: mm: Report page faults through page_fault_event()|$PF fault_count.faults_disabled.*;$PF fault_count.nofault_kernel_addr.*;$MN page_fault.exec.*;$MN fault_count.faults_disabled.*;$MN fault_count.nofault_kernel_addr.*;$PK write to a read-only kernel page"
@@ -129,6 +132,10 @@ mutate() {
 mutant_suites() {
 	tr ';' '\n' <<<"$1" | sed -e 's/^?//' -e 's/: .*//' | sort -u | tr '\n' ' '
 }
+# The disk a mutant's guest needs: the distro run's, for its suites.
+mutant_disk() {
+	case ";$1" in *";distro:"* | *";?distro:"*) echo "$BUILD/distro/$DEBARCH/root.ext4" ;; esac
+}
 # What a mutant does, in words.
 describe() {
 	case $1 in
@@ -157,11 +164,13 @@ for m in "${todo[@]}"; do
 		ok=1
 	elif ! build_guest; then
 		echo "# step $FAILED_STEP failed" >>"$ktap"
+	elif [ -n "$(mutant_disk "$fails")" ] && ! "$TOP/scripts/build-distro.sh"; then
+		echo "# step build-distro failed" >>"$ktap"
 	else
 		# The guest runs only the suites of the cases the mutant names:
 		# the others passed on the series' own kernel.
-		GUEST_SUITES=$(mutant_suites "$fails") GUEST_LOG=mutant-$name TIMEOUT=900 \
-			"$TOP/scripts/run-guest.sh" check
+		GUEST_DISK=$(mutant_disk "$fails") GUEST_SUITES=$(mutant_suites "$fails") \
+			GUEST_LOG=mutant-$name TIMEOUT=900 "$TOP/scripts/run-guest.sh" check
 		# Failures are the point here: the table only, not the FAIL lines.
 		[ -f "$log" ] && KCONFIG=$OUT/.config python3 "$TOP/scripts/ktap.py" parse "$ARCH mutant $name" \
 			"$log" "$json" --required "$TOP/configs/required-tests" | grep -v -e '^  FAIL' -e '^       | '

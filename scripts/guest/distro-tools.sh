@@ -33,16 +33,8 @@ check() {
 }
 ok() { [ "$1" ] && echo 0 || echo 1; }
 
-tools() {
-	ktap_print_header
-	ktap_set_plan 14
-	ktap_print_msg "$(perf version 2>&1 | head -n 1), $(trace-cmd --version 2>&1 | grep -m1 version), $(bpftrace --version 2>&1)"
-	# As the Documentation tells users without binutils: where libdw has
-	# no answer (no debug information), Debian's perf falls back to the
-	# addr2line program and, without it, perf script dies on callchains
-	# (seen on x86_64).
-	perf config addr2line.style=libdw
-
+# perf: list, record with a filter and script, stat (3 cases).
+perf_events() {
 	# Listing the events.
 	perf list 'exceptions:*' >list.txt 2>&1
 	check "perf list: both page-fault events" \
@@ -63,7 +55,10 @@ tools() {
 		microbench 16 >/dev/null 2>&1
 	n=$(grep page_fault_user stat.txt | cut -d, -f1)
 	check "perf stat --filter: 16 page_fault_user ($n)" "$(ok "$([ "$n" = 16 ] && echo y)")" stat.txt
+}
 
+# perf's callchains of the events: in place and deferred (3 cases).
+perf_callchains() {
 	# User and kernel stacks, taken in place and deferred, for a
 	# glibc-linked program built with frame pointers.
 	for mode in fp fp,defer; do
@@ -107,7 +102,10 @@ tools() {
 	[ -s pl.odd ] && sort pl.odd | uniq -c | head -n 5 | while read -r l; do ktap_print_msg "first user frame elsewhere: $l"; done
 	check "perf --call-graph fp,defer, a Debian program (perl): user parts start in its objects ($2 of $1)" \
 		"$(ok "$([ $rc = 0 ] && [ "$1" -ge 50 ] && [ "$2" = "$1" ] && echo y)")" pl.err pl.txt
+}
 
+# perf trace and perf ftrace (2 cases).
+perf_tracers() {
 	# perf trace: system calls (syscall tracepoints) and the events.
 	perf trace -e 'exit_group,exceptions:page_fault_user' --filter "$range" -- \
 		microbench 4 >/dev/null 2>trace.txt
@@ -121,7 +119,10 @@ tools() {
 	perf ftrace -G handle_mm_fault -- microbench 1 >ftrace.txt 2>&1
 	check "perf ftrace -G handle_mm_fault: __handle_mm_fault in the graph" \
 		"$(ok "$(grep -q '__handle_mm_fault' ftrace.txt && echo y)")" ftrace.txt
+}
 
+# trace-cmd: a filter, kernel stacks, user stacks (3 cases).
+trace_cmd() {
 	# trace-cmd: record with a filter, report.
 	trace-cmd record -q -e exceptions:page_fault_user -f "$range" -o tc.dat \
 		microbench 16 >/dev/null 2>tc.err
@@ -134,7 +135,6 @@ tools() {
 	trace-cmd report -i tk.dat >tk.txt 2>>tk.err
 	check "trace-cmd record -T: page_fault_kernel with the read path in its stack" \
 		"$(ok "$(grep -q 'page_fault_kernel:' tk.txt && grep -q 'vfs_read' tk.txt && echo y)")" tk.txt tk.err
-	# User stacks (-O userstacktrace).
 	# User stacks (-O userstacktrace): one after each of the 16 events,
 	# starting at the event's ip.
 	trace-cmd record -q -e exceptions:page_fault_user -f "$range" -O userstacktrace -o tu.dat \
@@ -145,7 +145,10 @@ tools() {
 		      END { print e + 0, u + 0, m + 0 }' tu.txt)
 	check "trace-cmd -O userstacktrace: $1 events, $2 user stacks, $3 starting at the event's ip" \
 		"$(ok "$([ "$1" = 16 ] && [ "$2" = 16 ] && [ "$3" = 16 ] && echo y)")" tu.txt tu.err
+}
 
+# bpftrace (3 cases).
+bpftrace_cases() {
 	# bpftrace, as the fault-tracing lab uses it: a count, a count by
 	# error code, and a histogram keyed on the event's fields.
 	bpftrace -q -e "tracepoint:exceptions:page_fault_user /args.address >= $lo && args.address < $hi/ { @n = count(); }" \
@@ -162,6 +165,23 @@ tools() {
 	n=$(awk '/^@\[microbench\]/ { m = 1; next } m && /^\[[0-9]+, [0-9]+\)/ && $3 == 1 { b++ } END { print b + 0 }' bt3.txt)
 	check "bpftrace: lhist of the fault's page in the region, keyed on comm: 16 buckets of 1 ($n)" \
 		"$(ok "$([ "$n" = 16 ] && echo y)")" bt3.txt
+}
+
+# What a user does first with each tool: 14 cases.
+tools() {
+	ktap_print_header
+	ktap_set_plan 14
+	ktap_print_msg "$(perf version 2>&1 | head -n 1), $(trace-cmd --version 2>&1 | grep -m1 version), $(bpftrace --version 2>&1)"
+	# As the Documentation tells users without binutils: where libdw has
+	# no answer (no debug information), Debian's perf falls back to the
+	# addr2line program and, without it, perf script dies on callchains
+	# (seen on x86_64).
+	perf config addr2line.style=libdw
+	perf_events
+	perf_callchains
+	perf_tracers
+	trace_cmd
+	bpftrace_cases
 	ktap_finished
 }
 
