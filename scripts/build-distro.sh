@@ -20,8 +20,8 @@ SUITES="trixie trixie-backports"
 # it crashes (SIGSEGV) on any tracepoint probe whose arguments it reads.
 PKGS=(linux-perf/trixie-backports trace-cmd bpftrace libc6-dev
       dash bash coreutils grep sed mawk perl-base procps)
-DIR=$BUILD/distro/$DEBARCH
-IMG=$DIR/root.ext4
+IMG=$(distro_disk)
+DIR=${IMG%/*}
 # The packages, downloaded once per machine: beside the compiler cache, so
 # that a second clone (CI's) reuses them. Debian names a file by package,
 # version and architecture, so a file there is that package.
@@ -48,9 +48,10 @@ mv "$DIR/closure.new" "$DIR/closure"
 msg DISTRO "Debian $SUITES ($DEBARCH): ${PKGS[*]}"
 # What the cache lacks, by name and version (apt-get download writes to
 # the current directory).
+cached_deb() { ls "$DEBS/${1}_${2//:/%3a}_"*.deb 2>/dev/null | head -n 1; }
 want=()
 while read -r name ver; do
-	ls "$DEBS/${name}_${ver//:/%3a}_"*.deb >/dev/null 2>&1 || want+=("$name=$ver")
+	[ -n "$(cached_deb "$name" "$ver")" ] || want+=("$name=$ver")
 done <"$DIR/closure"
 if [ ${#want[@]} -gt 0 ]; then
 	(cd "$DEBS" && debian_apt "$SUITES" download -qq "${want[@]}") >>"$DIR/apt.log" 2>&1 ||
@@ -61,7 +62,7 @@ rm -rf "$root"
 mkdir -p "$root"
 n=0
 while read -r name ver; do
-	deb=$(ls "$DEBS/${name}_${ver//:/%3a}_"*.deb 2>/dev/null | head -n 1)
+	deb=$(cached_deb "$name" "$ver")
 	[ -n "$deb" ] || die "$name $ver was not downloaded; see $DIR/apt.log"
 	dpkg-deb -x "$deb" "$root"
 	n=$((n + 1))

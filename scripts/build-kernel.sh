@@ -48,7 +48,13 @@ if [ "$(cat "$OUT/.config-stamp" 2>/dev/null)" != "$want" ] || [ ! -f "$OUT/.con
 fi
 
 msg KERNEL "$ARCH ($(git -C "$SRC" describe --always --tags HEAD)) -> $OUT/$IMAGE"
-if ! KMAKE_QUIET= with_progress "$ARCH${VARIANT:+ $VARIANT} kernel" "$OUT/build.log" kmake; then
+build() { KMAKE_QUIET= with_progress "$ARCH${VARIANT:+ $VARIANT} kernel$1" "$OUT/build.log" kmake; }
+# A dependency file from the compiler cache can name a header this tree
+# does not have (seen once, 2026-12-04, for an object a mutant's revert
+# changed), and fixdep stops on it. Then the objects left are compiled
+# again without taking results from the cache, which replaces them.
+if ! build "" && ! { grep -q '^fixdep: error opening file' "$OUT/build.log" &&
+		       CCACHE_RECACHE=1 build " (stale dependency file: without cache hits)"; }; then
 	tail -n 30 "$OUT/build.log" >&2
 	die "kernel build failed; full log: $OUT/build.log"
 fi

@@ -142,15 +142,9 @@ for ARCH in $ARCHES; do
 		# The distro run: the suites of Debian's tools, in Debian's root
 		# on the guest's disk (scripts/build-distro.sh). For this boot
 		# only: the mutants' boots must not inherit them.
-		# One CPU there: enabling the function graph tracer (perf ftrace
-		# -G) patches every function while the other vCPU runs, and an
-		# x86_64 guest under TCG was seen (once in four runs, 2026-12-04)
-		# to execute an int3 that text patching had already taken out
-		# ("Oops: int3" at tick_irq_enter+0x1 on the idle CPU). The SMP
-		# paths of the series are the check and stress runs' to test.
 		disk='' suites='' glog='' append=${GUEST_APPEND:-}
-		[ "$run" = distro ] && disk=$BUILD/distro/$DEBARCH/root.ext4 suites=distro glog=distro \
-			append+=" nr_cpus=1"
+		[ "$run" = distro ] && disk=$(distro_disk) suites=distro glog=distro \
+			append+=" $DISTRO_APPEND"
 		if [ "$run" = check ]; then gate "$ARCH guest"; else gate "$label"; fi
 		json=$BUILD/logs/$ARCH/results-$run.json
 		log=$BUILD/logs/$ARCH/$log.log

@@ -222,6 +222,16 @@ build_lock() {
 	flock 9
 }
 
+# The distro run's disk, Debian's root for ARCH (scripts/build-distro.sh
+# makes it), and what a boot with it adds to the kernel command line: one
+# CPU. Enabling the function graph tracer (perf ftrace -G) patches every
+# function while the other vCPU runs, and an x86_64 guest under TCG was
+# seen (once in four runs, 2026-12-04) to execute an int3 that text
+# patching had already taken out ("Oops: int3" at tick_irq_enter+0x1 on
+# the idle CPU). The SMP paths are the check and stress runs' to test.
+distro_disk() { echo "$BUILD/distro/$DEBARCH/root.ext4"; }
+DISTRO_APPEND="nr_cpus=1"
+
 # Everything a guest of ARCH boots: packages, kernel, selftests, perf and
 # the initramfs, in order. On failure FAILED_STEP names the step.
 build_guest() {

@@ -36,11 +36,11 @@ DT='distro:tools:'
 DX='distro:doc-examples:'
 PA='kunit:perf_aux:'
 ALL=(
-	"without-tracepoints|arm64|mutate:no-arm64-events arm64 emits no page fault tracepoint, as before the series|$PF page_fault.*;$PF fault_count.user_write.*;$PF fault_count.uaccess.*;$PF fault_count.faults_disabled.*;$PF fault_count.segv_user_addr.*;$PF fault_count.nofault_kernel_addr.*;$PF fault_count.kprobe_fetch.*;$MN page_fault.*;$MN fault_count.user_write.*;$MN fault_count.uaccess.*;$MN fault_count.faults_disabled.*;$MN fault_count.segv_user_addr.*;$MN fault_count.nofault_kernel_addr.*;$MN fault_count.kprobe_fetch.*;exceptions:clang: *;perf_events:deferred_exec: *;ftrace:ftracetest: *;verification:ftracetest: *;perf:page_fault_events: perf record/script*;perf:page_fault_events: perf stat*;perf:page_fault_events: perf record -g*;$DF deferred.page_fault_user.*;$DI *;$PK write to a read-only kernel page;$DT perf record*;$DT perf stat*;$DT perf --call-graph*;$DT perf trace*;$DT trace-cmd*;$DT bpftrace*;$DX tracefs: cat *trace;$DX tracefs: cat *hist;$DX bpftrace: *"
+	"without-tracepoints|arm64|mutate:no-arm64-events arm64 emits no page fault tracepoint, as before the series|$PF page_fault.*;$PF fault_count.user_write.*;$PF fault_count.uaccess.*;$PF fault_count.faults_disabled.*;$PF fault_count.segv_user_addr.*;$PF fault_count.nofault_kernel_addr.*;$PF fault_count.kprobe_fetch.*;$PF fault_count.kprobe_single_step.*;$MN page_fault.*;$MN fault_count.user_write.*;$MN fault_count.uaccess.*;$MN fault_count.faults_disabled.*;$MN fault_count.segv_user_addr.*;$MN fault_count.nofault_kernel_addr.*;$MN fault_count.kprobe_fetch.*;$MN fault_count.kprobe_single_step.*;exceptions:clang: *;perf_events:deferred_exec: *;ftrace:ftracetest: *;verification:ftracetest: *;perf:page_fault_events: perf record/script*;perf:page_fault_events: perf stat*;perf:page_fault_events: perf record -g*;$DF deferred.page_fault_user.*;$DI *;$PK write to a read-only kernel page;$DT perf record*;$DT perf stat*;$DT perf --call-graph*;$DT perf trace*;$DT trace-cmd*;$DT bpftrace*;$DX tracefs: cat *trace;$DX tracefs: cat *hist;$DX bpftrace: *"
 	"without-fault-helper|arm64|mutate:no-fault-helper arm64 counts the perf event after the faults with page faults disabled have gone|$PF fault_count.faults_disabled.*;$PF fault_count.kprobe_fetch.*;$MN page_fault.exec.*;$MN fault_count.faults_disabled.*;$MN fault_count.kprobe_fetch.*;$PK write to a read-only kernel page"
-	"without-fault-helper|x86_64|revert:x86/mm: Report page faults through page_fault_event()|$PF fault_count.faults_disabled.*;$PF fault_count.segv_kernel_addr.*;$PF fault_count.nofault_kernel_addr.*;$PF fault_count.kprobe_fetch.*;$MN page_fault.exec.*;$MN fault_count.faults_disabled.*;$MN fault_count.segv_kernel_addr.*;$MN fault_count.nofault_kernel_addr.*;$MN fault_count.kprobe_fetch.*;$PK write to a read-only kernel page"
+	"without-fault-helper|x86_64|revert:x86/mm: Report page faults through page_fault_event()|$PF fault_count.faults_disabled.*;$PF fault_count.segv_kernel_addr.*;$PF fault_count.nofault_kernel_addr.*;$PF fault_count.kprobe_fetch.*;$PF fault_count.kprobe_single_step.*;$MN page_fault.exec.*;$MN fault_count.faults_disabled.*;$MN fault_count.segv_kernel_addr.*;$MN fault_count.nofault_kernel_addr.*;$MN fault_count.kprobe_fetch.*;$MN fault_count.kprobe_single_step.*;$PK write to a read-only kernel page"
 	"without-fault-helper|riscv64|revert:riscv: mm: Report page faults through page_fault_event()|$PF fault_count.faults_disabled.*;$PF fault_count.nofault_kernel_addr.*;$MN page_fault.exec.*;$MN fault_count.faults_disabled.*;$MN fault_count.nofault_kernel_addr.*;$PK write to a read-only kernel page"
-	"event-before-kprobe|riscv64|mutate:event-before-kprobe riscv reports faults before kprobe_page_fault() has looked at them|$PF fault_count.kprobe_fetch.*;$MN page_fault.exec.*;$MN fault_count.kprobe_fetch.*"
+	"event-before-kprobe|riscv64|mutate:event-before-kprobe riscv reports faults before kprobe_page_fault() has looked at them|$PF fault_count.kprobe_fetch.*;$PF fault_count.kprobe_single_step.*;$MN page_fault.exec.*;$MN fault_count.kprobe_fetch.*;$MN fault_count.kprobe_single_step.*"
 	"without-rv-arm64|arm64|revert:rv: Let the pagefault monitor run on arm64|verification:ftracetest: *"
 	"without-caller-regs|arm64|revert:arm64: perf: Don't report the caller twice in tracepoint callchains|perf:page_fault_events: perf record -g*"
 	"without-cpu-wide-fix|arm64|revert:perf/core: Let CPU-wide events receive deferred callchains|$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DF deferred.per_cpu_self_output.*;perf_events:deferred_output: *"
@@ -132,9 +132,11 @@ mutate() {
 mutant_suites() {
 	tr ';' '\n' <<<"$1" | sed -e 's/^?//' -e 's/: .*//' | sort -u | tr '\n' ' '
 }
-# The disk a mutant's guest needs: the distro run's, for its suites.
+# The disk a mutant's guest needs: the distro run's, for its suites. Its
+# boot keeps both CPUs: it also runs the suites of the other cases, and its
+# distro suites are arm64's, where the one-CPU reason was not seen.
 mutant_disk() {
-	case ";$1" in *";distro:"* | *";?distro:"*) echo "$BUILD/distro/$DEBARCH/root.ext4" ;; esac
+	case ";$1" in *";distro:"* | *";?distro:"*) distro_disk ;; esac
 }
 # What a mutant does, in words.
 describe() {

@@ -1751,6 +1751,7 @@ enum count_work {
 	WORK_SEGV_KERNEL_ADDR,	/* user-mode reads of an unmapped kernel address */
 	WORK_NOFAULT_KERNEL_ADDR, /* user writes; an eprobe reads a kernel address */
 	WORK_KPROBE_FETCH,	/* user writes; a kprobe faults on their pages */
+	WORK_KPROBE_STEP,	/* getdents64() into fresh pages, its store probed */
 };
 
 /* The group of counters, in the order they are read. */
@@ -1771,6 +1772,8 @@ FIXTURE_VARIANT(fault_count)
 	 * reported, -1 if none is, 0 if it is not this mode's to say.
 	 */
 	int user, kernel;
+	/* The architecture refuses the case's probe with -EINVAL. */
+	bool probe_refused;
 };
 
 FIXTURE_VARIANT_ADD(fault_count, user_write)
@@ -1849,6 +1852,25 @@ FIXTURE_VARIANT_ADD(fault_count, kprobe_fetch)
 #endif
 };
 
+/*
+ * A fault of an instruction that kprobes single-steps out of line: a kprobe
+ * on the store with which getdents64() first writes to a fresh page (found
+ * from the ip of a first fault), so that every fault is taken by the copy
+ * of the store in the kprobe's slot. kprobe_page_fault() puts the probed
+ * address back into the ip before the events: each fault is reported once,
+ * with the probed address as ip. arm64 does not let kprobes probe an
+ * instruction that has an exception table entry, which every uaccess has.
+ */
+FIXTURE_VARIANT_ADD(fault_count, kprobe_single_step)
+{
+	.work = WORK_KPROBE_STEP,
+	.user = -1,
+	.kernel = 1,
+#if defined(__aarch64__)
+	.probe_refused = true,
+#endif
+};
+
 /* The dynamic event of a case, in the group of the test's own. */
 #define PROBE_GROUP		"selftest_page_fault"
 
@@ -1858,7 +1880,12 @@ struct count_probe {
 	const char *file;	/* the tracefs file that takes its definition */
 	const char *def;	/* the definition after "<type>:<group>/<name> " */
 	const char *mark;	/* what each of its records shows, or NULL */
+	bool own_pid;		/* record only this process's hits */
 };
+
+/* The kernel instruction of WORK_KPROBE_STEP's faults, once found. */
+static unsigned long step_ip;
+static char step_def[32];	/* its probe's definition: the address */
 
 static const struct count_probe *count_probe(enum count_work work)
 {
@@ -1869,6 +1896,8 @@ static const struct count_probe *count_probe(enum count_work work)
 		/* strncpy_from_user_nofault() faults: "(fault)" */
 		'p', "fetch", "kprobe_events", "handle_mm_fault val=+u0($arg2):ustring",
 		"=(fault)",
+	}, step = {
+		'p', "step", "kprobe_events", step_def, NULL, true,
 	};
 
 	switch (work) {
@@ -1879,6 +1908,8 @@ static const struct count_probe *count_probe(enum count_work work)
 		return &nofault;
 	case WORK_KPROBE_FETCH:
 		return &kprobe;
+	case WORK_KPROBE_STEP:
+		return &step;
 	default:
 		return NULL;
 	}
@@ -1896,6 +1927,11 @@ static int probe_start(struct trace_instance *inst, const struct count_probe *pr
 	if (ret)
 		return ret;
 	ret = create_instance(inst);
+	if (!ret && probe->own_pid) {
+		snprintf(path, sizeof(path), "events/%s/%s/filter", PROBE_GROUP, probe->name);
+		snprintf(cmd, sizeof(cmd), "common_pid == %d", getpid());
+		ret = write_file(inst->dir, path, cmd);
+	}
 	snprintf(path, sizeof(path), "events/%s/%s/enable", PROBE_GROUP, probe->name);
 	if (!ret)
 		ret = write_file(inst->dir, path, "1");
@@ -2028,17 +2064,17 @@ static bool read_segv(char *p)
 }
 
 /*
- * Fault once per page of @map (COUNT_PAGES pages) as @work does. Returns
+ * Fault once per page of @map (@nr pages) as @work does. Returns
  * the number of accesses that did not do what they should have.
  */
-static int count_work(enum count_work work, char *map, int fd)
+static int count_work(enum count_work work, char *map, int fd, size_t nr)
 {
 	size_t page_size = getpagesize(), i;
 	char *kaddr = (char *)-page_size;	/* the last page: never mapped */
 	int wrong = 0;
 	int word = 0;
 
-	for (i = 0; i < COUNT_PAGES; i++) {
+	for (i = 0; i < nr; i++) {
 		char *p = map + i * page_size;
 
 		switch (work) {
@@ -2060,6 +2096,11 @@ static int count_work(enum count_work work, char *map, int fd)
 		case WORK_SEGV_KERNEL_ADDR:
 			wrong += !read_segv(kaddr);
 			break;
+		case WORK_KPROBE_STEP:
+			/* @fd is a directory: its entries are written to @p */
+			lseek(fd, 0, SEEK_SET);
+			wrong += syscall(SYS_getdents64, fd, p, page_size) <= 0;
+			break;
 		}
 	}
 	return wrong;
@@ -2080,6 +2121,66 @@ static char *count_map(enum count_work work)
 	return map;
 }
 
+/* Open directory @dir/@name for reading its entries. */
+static int open_dir(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/*
+ * The ip of the fault that getdents64() of directory @dir takes when it
+ * first writes to a fresh page, from a page_fault_kernel sample. Returns 0
+ * if no sample had one.
+ */
+static unsigned long step_find_ip(const char *tracefs, int dir)
+{
+	struct recorder rec = {
+		.event = pf_events[1], .kernel = true, .perf = true, .fd = -1,
+	};
+	size_t page_size = getpagesize();
+	struct pf_event evs[16];
+	unsigned long ip = 0;
+	char *p;
+	int nr, i;
+
+	p = mmap(NULL, page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 0;
+	if (!read_tp_format(tracefs, rec.event, &rec.fmt) && !recorder_start(&rec, getpid())) {
+		count_work(WORK_KPROBE_STEP, p, dir, 1);
+		recorder_stop(&rec);
+		nr = recorder_collect(&rec, evs, ARRAY_SIZE(evs));
+		for (i = 0; i < nr; i++)
+			if (evs[i].address - (unsigned long)p < page_size)
+				ip = evs[i].ip;
+	}
+	recorder_release(&rec);
+	munmap(p, page_size);
+	return ip;
+}
+
+/*
+ * Set up WORK_KPROBE_STEP: find the instruction to probe, and count only
+ * the page_fault_kernel events that name it. The counts must still agree
+ * with perf's, so every kernel fault must have been reported with it.
+ */
+static int step_prepare(FIXTURE_DATA(fault_count) * self, int dir)
+{
+	char filter[64];
+
+	step_ip = step_find_ip(self->inst.tracefs, dir);
+	if (!step_ip || !is_kernel_addr(step_ip))
+		return -ENOENT;
+	snprintf(step_def, sizeof(step_def), "0x%lx", step_ip);
+	snprintf(filter, sizeof(filter), "ip == 0x%lx", step_ip);
+	if (ioctl(self->fd[CNT_TP_KERNEL], PERF_EVENT_IOC_SET_FILTER, filter))
+		return -errno;
+	return 0;
+}
+
 TEST_F(fault_count, same_count)
 {
 	struct { __u64 nr; __u64 val[NR_CNT]; } cnt;
@@ -2087,34 +2188,60 @@ TEST_F(fault_count, same_count)
 	int per_mode[2] = { variant->user, variant->kernel };
 	const struct count_probe *probe = count_probe(variant->work);
 	char *map, *warm, *data = NULL;
-	int fd = -1, mode, hits = 0;
+	int fd = -1, mode, hits = 0, before = 0;
 
 	if (variant->work == WORK_UACCESS) {
 		fd = uaccess_memfd(len, &data);
 		ASSERT_LE(0, fd) TH_LOG("cannot create a memfd: %s", strerror(errno));
 	}
+	if (variant->work == WORK_KPROBE_STEP) {
+		/* A directory of the kernel's own: its entries do not change. */
+		fd = open_dir(self->inst.tracefs, "events/exceptions");
+		ASSERT_LE(0, fd) TH_LOG("events/exceptions: %s", strerror(errno));
+	}
 	/* A first round takes the faults of the code and stack paths. */
 	warm = count_map(variant->work);
 	map = count_map(variant->work);
 	ASSERT_TRUE(warm && map) TH_LOG("mmap: %s", strerror(errno));
-	ASSERT_EQ(0, count_work(variant->work, warm, fd));
+	ASSERT_EQ(0, count_work(variant->work, warm, fd, COUNT_PAGES));
+	if (variant->work == WORK_KPROBE_STEP)
+		ASSERT_EQ(0, step_prepare(self, fd))
+			TH_LOG("no kernel fault of getdents64() found to probe");
 
 	if (probe) {
 		int ret = probe_start(&self->inst, probe);
 
 		if (ret)
 			probe_stop(&self->inst, probe);
+		if (variant->probe_refused) {
+			TH_LOG("kprobe at 0x%lx: %s", step_ip, strerror(-ret));
+			EXPECT_EQ(-EINVAL, ret);
+			return;
+		}
 		if (probe->type == 'e' && (ret == -EINVAL || ret == -ENOENT))
 			SKIP(return, "no eprobes (CONFIG_EPROBE_EVENTS): %s", strerror(-ret));
 		ASSERT_EQ(0, ret) TH_LOG("cannot set up %s: %s", probe->name, strerror(-ret));
 	}
 	/* No assertion until the probe is gone: it would stay behind. */
+	if (variant->work == WORK_KPROBE_STEP) {
+		/* The probe's hits in a round that takes no fault */
+		count_work(variant->work, warm, fd, COUNT_PAGES);
+		before = probe_hits(&self->inst, probe);
+	}
 	ioctl(self->fd[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
-	EXPECT_EQ(0, count_work(variant->work, map, fd));
+	EXPECT_EQ(0, count_work(variant->work, map, fd, COUNT_PAGES));
 	ioctl(self->fd[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
 	if (probe) {
 		hits = probe_hits(&self->inst, probe);
 		probe_stop(&self->inst, probe);
+	}
+	if (variant->work == WORK_KPROBE_STEP) {
+		TH_LOG("kprobe at 0x%lx: %d hits without faults, %d in all", step_ip, before,
+		       hits);
+		/* Each fault hits the probe once more: the single step faulted. */
+		EXPECT_EQ(2 * before + COUNT_PAGES, hits)
+			TH_LOG("%d faults expected to hit the probe twice", COUNT_PAGES);
+	} else if (probe) {
 		EXPECT_LE(COUNT_PAGES, hits) TH_LOG("%s: %d records%s%s", probe->name, hits,
 						    probe->mark ? " with " : "",
 						    probe->mark ?: "");
