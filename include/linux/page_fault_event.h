@@ -30,13 +30,15 @@ DECLARE_STATIC_KEY_FALSE(page_fault_trace_key);
  *    mode, exceptions:page_fault_kernel otherwise;
  * 2. the PERF_COUNT_SW_PAGE_FAULTS software event.
  *
- * Both therefore see the same faults: those a kprobe handler consumed are
- * not reported (they belong to the single-stepped probe, not to the code
- * that was probed); all others are, whatever comes of them: faults that
+ * Both therefore see the same faults: those kprobe_page_fault() consumed
+ * (faults in a probe's handler that the architecture's kprobes fixed up)
+ * are not reported; all others are, whatever comes of them: faults that
  * are resolved, that end in a signal, an exception fixup or an oops, and
- * faults taken with page faults disabled. Which exceptions reach the page
- * fault handler is the architecture's business; see
- * Documentation/trace/events-page-fault.rst.
+ * faults taken with page faults disabled. A fault of an instruction that
+ * kprobes single-step out of line is reported with the probed address as
+ * the instruction pointer, which kprobe_page_fault() has put back. Which
+ * exceptions reach the page fault handler is the architecture's business;
+ * see Documentation/trace/events-page-fault.rst.
  *
  * With the trace events and the perf event disabled, it adds one static
  * branch to the fault path, whichever mode the fault was taken in: the
