@@ -47,15 +47,33 @@ if [ "$(cat "$OUT/.config-stamp" 2>/dev/null)" != "$want" ] || [ ! -f "$OUT/.con
 	echo "$want" >"$OUT/.config-stamp"
 fi
 
+# What the build depends on: the tree committed, the configuration, how
+# Kbuild is run and the compilers. Empty (nothing taken or kept) while the
+# tree has uncommitted changes.
+build_key=
+if [ -z "$(git -C "$SRC" status --porcelain --untracked-files=no)" ]; then
+	build_key=$({
+		git -C "$SRC" rev-parse 'HEAD^{tree}'
+		cat "$OUT/.config" "$0"
+		declare -f kbuild_env kmake_once
+		env | grep '^KBUILD_BUILD_' | sort
+		for tool in "${CROSS_COMPILE}gcc" "${CROSS_COMPILE}ld" gcc pahole; do
+			"$tool" --version 2>&1 | head -n 1
+		done
+		true
+	} | sha256sum | cut -d' ' -f1)
+fi
+# An output directory without a build takes the one another clone kept
+# (lib.sh's build_take): the guests need only the image and the headers.
+kept=kernel-${OUT##*/}
+if [ ! -e "$OUT/vmlinux" ] && build_take "$kept" "$build_key" "$OUT"; then
+	msg KERNEL "$ARCH: $OUT/$IMAGE and the UAPI headers, as built before from this tree and configuration ($BUILDS)"
+	exit 0
+fi
 msg KERNEL "$ARCH ($(git -C "$SRC" describe --always --tags HEAD)) -> $OUT/$IMAGE"
-build() { KMAKE_QUIET= with_progress "$ARCH${VARIANT:+ $VARIANT} kernel$1" "$OUT/build.log" kmake; }
-# A dependency file from the compiler cache can name a header this tree
-# does not have (seen once, 2026-12-04, for an object a mutant's revert
-# changed), and fixdep stops on it. Then the objects left are compiled
-# again without taking results from the cache, which replaces them.
-if ! build "" && ! { grep -q '^fixdep: error opening file' "$OUT/build.log" &&
-		       CCACHE_RECACHE=1 build " (stale dependency file: without cache hits)"; }; then
+if ! KMAKE_QUIET= with_progress "$ARCH${VARIANT:+ $VARIANT} kernel" "$OUT/build.log" kmake; then
 	tail -n 30 "$OUT/build.log" >&2
 	die "kernel build failed; full log: $OUT/build.log"
 fi
 kmake headers >/dev/null 2>>"$OUT/build.log"
+build_keep "$kept" "$build_key" "$OUT" "$IMAGE" usr/include

@@ -44,6 +44,15 @@ if [ -x "$PERF_OUT/perf" ] && [ -z "$(perf_tools_dirty)" ] &&
 	exit 0
 fi
 rm -f "$stamp"
+# Where nothing is built yet, the perf another clone kept from the same
+# tools/ (lib.sh's build_take).
+kept=perf-${OUT##*/} key=
+[ -z "$(perf_tools_dirty)" ] && key=$(sha256sum <<<"$want" | cut -d' ' -f1)
+if [ ! -e "$PERF_OUT/perf" ] && build_take "$kept" "$key" "$PERF_OUT"; then
+	echo "$want" >"$stamp"
+	msg PERF "$ARCH: $PERF_OUT/perf as built before from this tools/ ($BUILDS)"
+	exit 0
+fi
 
 # NO_JEVENTS: the tables of CPU-specific PMU events need a python that
 # perf finds through python-config (python3-dev), and a QEMU guest has
@@ -65,3 +74,4 @@ grep -qx 'feature-libdw=1' "$PERF_OUT/FEATURE-DUMP" ||
 file "$PERF_OUT/perf" | grep -q 'statically linked' ||
 	die "$PERF_OUT/perf is not statically linked; see $PERF_OUT/build.log"
 [ -n "$(perf_tools_dirty)" ] || echo "$want" >"$stamp"
+build_keep "$kept" "$key" "$PERF_OUT" perf FEATURE-DUMP

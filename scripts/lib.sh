@@ -224,11 +224,7 @@ build_lock() {
 
 # The distro run's disk, Debian's root for ARCH (scripts/build-distro.sh
 # makes it), and what a boot with it adds to the kernel command line: one
-# CPU. Enabling the function graph tracer (perf ftrace -G) patches every
-# function while the other vCPU runs, and an x86_64 guest under TCG was
-# seen (once in four runs, 2026-12-04) to execute an int3 that text
-# patching had already taken out ("Oops: int3" at tick_irq_enter+0x1 on
-# the idle CPU). The SMP paths are the check and stress runs' to test.
+# CPU, for the reason docs/distro.md gives.
 distro_disk() { echo "$BUILD/distro/$DEBARCH/root.ext4"; }
 DISTRO_APPEND="nr_cpus=1"
 
@@ -260,10 +256,59 @@ kbuild_env() {
 	return 0
 }
 # KMAKE_QUIET= (empty) lets kbuild print a line per object, which
-# with_progress counts.
+# with_progress counts. A dependency file from the compiler cache can name
+# a header the tree does not have (seen once, 2026-12-04, for an object a
+# mutant's revert changed): fixdep stops on it and leaves it behind. Then
+# kmake runs make once more without taking results from the cache, which
+# replaces them.
 kmake() {
+	local rc=0
+	kmake_once "$@" || rc=$?
+	if [ "$rc" != 0 ] && stale_depfile; then
+		echo "kmake: a dependency file names a file that is not there; again without compiler-cache hits" >&2
+		rc=0
+		CCACHE_RECACHE=1 kmake_once "$@" || rc=$?
+	fi
+	return "$rc"
+}
+# Whether a dependency file of an object that fixdep left in $OUT (it
+# removes those it has read) names a file that does not exist. perf's and
+# the selftests' builds below $OUT keep theirs.
+stale_depfile() {
+	find "$OUT" \( -path "$OUT/perf" -o -path "$OUT/kselftest" \) -prune -o \
+		-name '.*.o.d' -type f -print0 2>/dev/null | xargs -0 -r cat |
+		tr -s ' \\\t' '\n' | grep -v -e ':$' -e '^$' | sort -u |
+		(cd "$OUT" && while read -r f; do [ -e "$f" ] || exit 0; done; exit 1)
+}
+kmake_once() {
 	make ${KMAKE_QUIET--s} -C "$SRC" O="$OUT" ARCH="$KARCH" CROSS_COMPILE="$CROSS_COMPILE" \
 		CC="$KCC" -j"$(nproc)" "$@"
+}
+
+# Builds whose inputs are all known are kept beside the compiler cache as
+# well, one per output directory, under a hash of those inputs: the
+# kernel's image and UAPI headers (scripts/build-kernel.sh) and perf
+# (scripts/build-perf.sh). Another clone on this machine (CI's fresh one)
+# takes them into an output directory that has no build yet, instead of
+# compiling and linking the same tree again. BUILD_CACHE=0 always builds;
+# BUILD_KEEP=0 keeps nothing (the mutants' builds). BUILDS holds them.
+BUILDS=${XDG_CACHE_HOME:-$HOME/.cache}/arm64-trace-series/builds
+# build_take NAME KEY DIR: unpack into DIR the files kept as NAME, if they
+# were kept under KEY.
+build_take() {
+	[ "${BUILD_CACHE:-1}" = 1 ] && [ -n "$2" ] &&
+		[ "$(cat "$BUILDS/$1.key" 2>/dev/null)" = "$2" ] &&
+		tar -C "$3" -xf "$BUILDS/$1.tar"
+}
+# build_keep NAME KEY DIR FILE...: keep those files of DIR as NAME, under KEY.
+build_keep() {
+	local name=$1 key=$2 dir=$3
+	shift 3
+	[ "${BUILD_KEEP:-1}" = 1 ] && [ -n "$key" ] || return 0
+	[ "$(cat "$BUILDS/$name.key" 2>/dev/null)" = "$key" ] && return 0
+	mkdir -p "$BUILDS"
+	rm -f "$BUILDS/$name.key"
+	tar -C "$dir" -cf "$BUILDS/$name.tar" "$@" && echo "$key" >"$BUILDS/$name.key"
 }
 
 # The commit of the series (base..HEAD of the assembled tree) with subject

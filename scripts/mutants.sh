@@ -12,6 +12,9 @@
 # error. Prints KTAP and the usual total line.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
+# A mutant's kernel and perf are not the series': lib.sh keeps no build of
+# theirs for another clone.
+export BUILD_KEEP=0
 
 # name|arch|how|"suite: case" patterns that must fail (';'-separated).
 # how: "revert:SUBJECT" takes the patch with that subject out again (found

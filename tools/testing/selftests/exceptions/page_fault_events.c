@@ -1762,6 +1762,10 @@ FIXTURE(fault_count)
 	struct trace_instance inst;
 	unsigned long tp_id[2];		/* page_fault_user, page_fault_kernel */
 	int fd[NR_CNT];
+	/* What the work runs on, released by the teardown whatever happens. */
+	char *warm, *map;		/* COUNT_PAGES pages each */
+	int input;			/* the work's file descriptor, or -1 */
+	char *data;			/* WORK_UACCESS: the memfd's contents */
 };
 
 FIXTURE_VARIANT(fault_count)
@@ -1772,6 +1776,11 @@ FIXTURE_VARIANT(fault_count)
 	 * reported, -1 if none is, 0 if it is not this mode's to say.
 	 */
 	int user, kernel;
+	/*
+	 * The probe is on the instruction that faults (found from a first
+	 * fault): each fault hits it once more than a round without faults.
+	 */
+	bool probe_at_fault;
 	/* The architecture refuses the case's probe with -EINVAL. */
 	bool probe_refused;
 };
@@ -1866,6 +1875,7 @@ FIXTURE_VARIANT_ADD(fault_count, kprobe_single_step)
 	.work = WORK_KPROBE_STEP,
 	.user = -1,
 	.kernel = 1,
+	.probe_at_fault = true,
 #if defined(__aarch64__)
 	.probe_refused = true,
 #endif
@@ -1885,11 +1895,10 @@ struct count_probe {
 
 /* The kernel instruction of WORK_KPROBE_STEP's faults, once found. */
 static unsigned long step_ip;
-static char step_def[32];	/* its probe's definition: the address */
 
 static const struct count_probe *count_probe(enum count_work work)
 {
-	static char nofault_def[64];
+	static char nofault_def[64], step_def[32];
 	static const struct count_probe nofault = {
 		'e', "nofault", "dynamic_events", nofault_def, NULL,
 	}, kprobe = {
@@ -1909,6 +1918,7 @@ static const struct count_probe *count_probe(enum count_work work)
 	case WORK_KPROBE_FETCH:
 		return &kprobe;
 	case WORK_KPROBE_STEP:
+		snprintf(step_def, sizeof(step_def), "0x%lx", step_ip);
 		return &step;
 	default:
 		return NULL;
@@ -1994,6 +2004,7 @@ FIXTURE_SETUP(fault_count)
 
 	for (i = 0; i < NR_CNT; i++)
 		self->fd[i] = -1;
+	self->input = -1;
 	if (geteuid())
 		SKIP(return, "must be run as root, to count tracepoints");
 	if (!find_tracefs(&self->inst) || !has_event(&self->inst, pf_events[0])) {
@@ -2037,12 +2048,20 @@ FIXTURE_SETUP(fault_count)
 
 FIXTURE_TEARDOWN(fault_count)
 {
+	size_t len = COUNT_PAGES * getpagesize();
 	unsigned int i;
 
 	for (i = 0; i < NR_CNT; i++)
 		if (self->fd[i] >= 0)
 			close(self->fd[i]);
 	remove_instance(&self->inst);
+	if (self->warm)
+		munmap(self->warm, len);
+	if (self->map)
+		munmap(self->map, len);
+	if (self->input >= 0)
+		close(self->input);
+	free(self->data);
 }
 
 /* Read @p, which faults and raises SIGSEGV. Returns false if it did not. */
@@ -2121,13 +2140,30 @@ static char *count_map(enum count_work work)
 	return map;
 }
 
-/* Open directory @dir/@name for reading its entries. */
-static int open_dir(const char *dir, const char *name)
+/*
+ * Open in *@fd the file @work runs on: for WORK_UACCESS a memfd of @len
+ * bytes (its contents in *@data), for WORK_KPROBE_STEP a directory of the
+ * kernel's own, whose entries do not change; -1 for the others. Returns 0
+ * or -errno.
+ */
+static int count_input(enum count_work work, const char *tracefs, size_t len, int *fd,
+		       char **data)
 {
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	switch (work) {
+	case WORK_UACCESS:
+		*fd = uaccess_memfd(len, data);
+		break;
+	case WORK_KPROBE_STEP:
+		snprintf(path, sizeof(path), "%s/events/exceptions", tracefs);
+		*fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		break;
+	default:
+		*fd = -1;
+		return 0;
+	}
+	return *fd < 0 ? -errno : 0;
 }
 
 /*
@@ -2141,13 +2177,12 @@ static unsigned long step_find_ip(const char *tracefs, int dir)
 		.event = pf_events[1], .kernel = true, .perf = true, .fd = -1,
 	};
 	size_t page_size = getpagesize();
+	char *p = count_map(WORK_KPROBE_STEP);
 	struct pf_event evs[16];
 	unsigned long ip = 0;
-	char *p;
 	int nr, i;
 
-	p = mmap(NULL, page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
+	if (!p)
 		return 0;
 	if (!read_tp_format(tracefs, rec.event, &rec.fmt) && !recorder_start(&rec, getpid())) {
 		count_work(WORK_KPROBE_STEP, p, dir, 1);
@@ -2158,7 +2193,7 @@ static unsigned long step_find_ip(const char *tracefs, int dir)
 				ip = evs[i].ip;
 	}
 	recorder_release(&rec);
-	munmap(p, page_size);
+	munmap(p, COUNT_PAGES * page_size);
 	return ip;
 }
 
@@ -2174,7 +2209,6 @@ static int step_prepare(FIXTURE_DATA(fault_count) * self, int dir)
 	step_ip = step_find_ip(self->inst.tracefs, dir);
 	if (!step_ip || !is_kernel_addr(step_ip))
 		return -ENOENT;
-	snprintf(step_def, sizeof(step_def), "0x%lx", step_ip);
 	snprintf(filter, sizeof(filter), "ip == 0x%lx", step_ip);
 	if (ioctl(self->fd[CNT_TP_KERNEL], PERF_EVENT_IOC_SET_FILTER, filter))
 		return -errno;
@@ -2186,35 +2220,27 @@ TEST_F(fault_count, same_count)
 	struct { __u64 nr; __u64 val[NR_CNT]; } cnt;
 	size_t len = COUNT_PAGES * getpagesize();
 	int per_mode[2] = { variant->user, variant->kernel };
-	const struct count_probe *probe = count_probe(variant->work);
-	char *map, *warm, *data = NULL;
-	int fd = -1, mode, hits = 0, before = 0;
+	const struct count_probe *probe;
+	int ret, mode, hits = 0, before = 0;
 
-	if (variant->work == WORK_UACCESS) {
-		fd = uaccess_memfd(len, &data);
-		ASSERT_LE(0, fd) TH_LOG("cannot create a memfd: %s", strerror(errno));
-	}
-	if (variant->work == WORK_KPROBE_STEP) {
-		/* A directory of the kernel's own: its entries do not change. */
-		fd = open_dir(self->inst.tracefs, "events/exceptions");
-		ASSERT_LE(0, fd) TH_LOG("events/exceptions: %s", strerror(errno));
-	}
+	ret = count_input(variant->work, self->inst.tracefs, len, &self->input, &self->data);
+	ASSERT_EQ(0, ret) TH_LOG("the file the work runs on: %s", strerror(-ret));
 	/* A first round takes the faults of the code and stack paths. */
-	warm = count_map(variant->work);
-	map = count_map(variant->work);
-	ASSERT_TRUE(warm && map) TH_LOG("mmap: %s", strerror(errno));
-	ASSERT_EQ(0, count_work(variant->work, warm, fd, COUNT_PAGES));
-	if (variant->work == WORK_KPROBE_STEP)
-		ASSERT_EQ(0, step_prepare(self, fd))
-			TH_LOG("no kernel fault of getdents64() found to probe");
+	self->warm = count_map(variant->work);
+	self->map = count_map(variant->work);
+	ASSERT_TRUE(self->warm && self->map) TH_LOG("mmap: %s", strerror(errno));
+	ASSERT_EQ(0, count_work(variant->work, self->warm, self->input, COUNT_PAGES));
+	if (variant->probe_at_fault)
+		ASSERT_EQ(0, step_prepare(self, self->input))
+			TH_LOG("no kernel fault of the work found to probe");
 
+	probe = count_probe(variant->work);
 	if (probe) {
-		int ret = probe_start(&self->inst, probe);
-
+		ret = probe_start(&self->inst, probe);
 		if (ret)
 			probe_stop(&self->inst, probe);
 		if (variant->probe_refused) {
-			TH_LOG("kprobe at 0x%lx: %s", step_ip, strerror(-ret));
+			TH_LOG("kprobe at %s: %s", probe->def, strerror(-ret));
 			EXPECT_EQ(-EINVAL, ret);
 			return;
 		}
@@ -2223,20 +2249,20 @@ TEST_F(fault_count, same_count)
 		ASSERT_EQ(0, ret) TH_LOG("cannot set up %s: %s", probe->name, strerror(-ret));
 	}
 	/* No assertion until the probe is gone: it would stay behind. */
-	if (variant->work == WORK_KPROBE_STEP) {
+	if (variant->probe_at_fault) {
 		/* The probe's hits in a round that takes no fault */
-		count_work(variant->work, warm, fd, COUNT_PAGES);
+		count_work(variant->work, self->warm, self->input, COUNT_PAGES);
 		before = probe_hits(&self->inst, probe);
 	}
 	ioctl(self->fd[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
-	EXPECT_EQ(0, count_work(variant->work, map, fd, COUNT_PAGES));
+	EXPECT_EQ(0, count_work(variant->work, self->map, self->input, COUNT_PAGES));
 	ioctl(self->fd[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
 	if (probe) {
 		hits = probe_hits(&self->inst, probe);
 		probe_stop(&self->inst, probe);
 	}
-	if (variant->work == WORK_KPROBE_STEP) {
-		TH_LOG("kprobe at 0x%lx: %d hits without faults, %d in all", step_ip, before,
+	if (variant->probe_at_fault) {
+		TH_LOG("kprobe at %s: %d hits without faults, %d in all", probe->def, before,
 		       hits);
 		/* Each fault hits the probe once more: the single step faulted. */
 		EXPECT_EQ(2 * before + COUNT_PAGES, hits)
@@ -2266,12 +2292,6 @@ TEST_F(fault_count, same_count)
 			EXPECT_EQ(per_mode[mode] > 0, each)
 				TH_LOG("%s: %llu events", pf_events[mode], events);
 	}
-
-	munmap(warm, len);
-	munmap(map, len);
-	if (fd >= 0)
-		close(fd);
-	free(data);
 }
 
 TEST_HARNESS_MAIN
