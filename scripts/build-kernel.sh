@@ -57,6 +57,8 @@ if [ -z "$(git -C "$SRC" status --porcelain --untracked-files=no)" ]; then
 		cat "$OUT/.config" "$0"
 		declare -f kbuild_env kmake_once
 		env | grep '^KBUILD_BUILD_' | sort
+		# A tool that is missing is named by its error; the status of
+		# the last one does not matter.
 		for tool in "${CROSS_COMPILE}gcc" "${CROSS_COMPILE}ld" gcc pahole; do
 			"$tool" --version 2>&1 | head -n 1
 		done

@@ -286,29 +286,29 @@ kmake_once() {
 }
 
 # Builds whose inputs are all known are kept beside the compiler cache as
-# well, one per output directory, under a hash of those inputs: the
-# kernel's image and UAPI headers (scripts/build-kernel.sh) and perf
-# (scripts/build-perf.sh). Another clone on this machine (CI's fresh one)
-# takes them into an output directory that has no build yet, instead of
-# compiling and linking the same tree again. BUILD_CACHE=0 always builds;
-# BUILD_KEEP=0 keeps nothing (the mutants' builds). BUILDS holds them.
+# well, the last one of each output directory, named by a hash of those
+# inputs: the kernel's image and UAPI headers (scripts/build-kernel.sh) and
+# perf (scripts/build-perf.sh). Another clone on this machine (CI's fresh
+# one) takes them into an output directory that has no build yet, instead
+# of compiling and linking the same tree again. BUILD_CACHE=0 always
+# builds; BUILD_KEEP=0 keeps nothing (the mutants' builds).
 BUILDS=${XDG_CACHE_HOME:-$HOME/.cache}/arm64-trace-series/builds
-# build_take NAME KEY DIR: unpack into DIR the files kept as NAME, if they
-# were kept under KEY.
+# build_take NAME KEY DIR: unpack into DIR the files NAME kept under KEY.
 build_take() {
-	[ "${BUILD_CACHE:-1}" = 1 ] && [ -n "$2" ] &&
-		[ "$(cat "$BUILDS/$1.key" 2>/dev/null)" = "$2" ] &&
-		tar -C "$3" -xf "$BUILDS/$1.tar"
+	[ "${BUILD_CACHE:-1}" = 1 ] && [ -n "$2" ] && [ -f "$BUILDS/$1.$2.tar" ] &&
+		tar -C "$3" -xf "$BUILDS/$1.$2.tar"
 }
-# build_keep NAME KEY DIR FILE...: keep those files of DIR as NAME, under KEY.
+# build_keep NAME KEY DIR FILE...: keep those files of DIR as NAME's under
+# KEY, in place of what NAME kept before. A clone that reads the old one
+# meanwhile still reads all of it.
 build_keep() {
 	local name=$1 key=$2 dir=$3
 	shift 3
-	[ "${BUILD_KEEP:-1}" = 1 ] && [ -n "$key" ] || return 0
-	[ "$(cat "$BUILDS/$name.key" 2>/dev/null)" = "$key" ] && return 0
+	[ "${BUILD_KEEP:-1}" = 1 ] && [ -n "$key" ] && [ ! -f "$BUILDS/$name.$key.tar" ] || return 0
 	mkdir -p "$BUILDS"
-	rm -f "$BUILDS/$name.key"
-	tar -C "$dir" -cf "$BUILDS/$name.tar" "$@" && echo "$key" >"$BUILDS/$name.key"
+	tar -C "$dir" -cf "$BUILDS/.$name.$$.tar" "$@" &&
+		mv "$BUILDS/.$name.$$.tar" "$BUILDS/$name.$key.tar" &&
+		find "$BUILDS" -maxdepth 1 -name "$name.*.tar" ! -name "$name.$key.tar" -delete
 }
 
 # The commit of the series (base..HEAD of the assembled tree) with subject
