@@ -9,7 +9,7 @@ export ARCH ARCHES
 
 S := scripts
 
-.PHONY: help deps base tree export series series-sender kernel selftests perf rootfs boot check check-quick check-debug check-full mutants demo bench clean distclean
+.PHONY: help deps base tree export series series-sender kernel selftests perf rootfs boot check check-quick check-debug check-full mutants upstream demo bench clean distclean
 
 help:
 	@echo "make demo          build, boot the arm64 guest and show the series at work"
@@ -30,6 +30,8 @@ help:
 	@echo "make mutants       show the tests fail without what they test: patches"
 	@echo "                   reverted (by subject), every case's expectation"
 	@echo "                   broken, the drivers without the AUX capability"
+	@echo "make upstream      perf test, ftracetest, the perf_events and RV kselftests"
+	@echo "                   on the base and the series kernel of ARCH, side by side"
 	@echo "make bench         base vs series under QEMU -icount: instruction counts, tables"
 	@echo "make tree          assemble build/linux from the base and patches/series"
 	@echo "make export        write build/linux's commits back to patches/ and the overlay"
@@ -90,6 +92,9 @@ check-debug:
 mutants:
 	@$(S)/deps.sh $(ARCHES)
 	@$(S)/mutants.sh
+
+upstream: rootfs
+	@$(S)/upstream.sh
 
 demo: rootfs
 	@$(S)/run-guest.sh demo

@@ -32,6 +32,11 @@ dpkg-deb -x "$DEBS"/busybox-static_*.deb "$OUT/busybox.x"
 cp "$(ls "$OUT"/busybox.x/{bin,usr/bin}/busybox 2>/dev/null | head -n 1)" "$ROOT/bin/busybox"
 rm -rf "$OUT/busybox.x"
 ln -s busybox "$ROOT/bin/sh"
+# The accounts a distribution has at least: ftracetest's mount-option
+# tests look for a group other than root's.
+printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
+	>"$ROOT/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$ROOT/etc/group"
 
 cp -a "$KSFT" "$ROOT/kselftest"
 # configs/kselftests: the lines for every arch and those NAME@$ARCH.
@@ -50,7 +55,9 @@ install -m 755 "$TOP/scripts/guest/init" "$ROOT/init"
 if [ -n "${NO_PERF:-}" ]; then
 	msg PERF "none for $ARCH: $NO_PERF"
 elif [ -x "$OUT/perf/perf" ]; then
-	"${CROSS_COMPILE}strip" -o "$ROOT/usr/bin/perf" "$OUT/perf/perf"
+	# Not stripped: perf test reads perf's own symbols (Symbols, and
+	# the DWARF unwind test unwinds perf itself).
+	install -m 755 "$OUT/perf/perf" "$ROOT/usr/bin/perf"
 else
 	warn "no perf for $ARCH ($OUT/perf/perf); 'make perf' builds it"
 fi

@@ -169,6 +169,23 @@ for ARCH in $ARCHES; do
 			step_failed "$label" "$step" "$json"
 		fi
 	done
+	# The suites upstream's CI already runs (perf test, ftracetest, the
+	# perf_events and RV kselftests) on the base and on the series, side
+	# by side (scripts/upstream.sh): on arm64, and on x86_64, the arch
+	# that already has the tracepoints and the deferred callchains.
+	case " arm64 x86_64 " in *" $ARCH "*)
+		[ -n "$GUEST_RUNS" ] && continue
+		gate "$ARCH: upstream suites, base and series"
+		up=$BUILD/logs/$ARCH/upstream
+		rm -f "$up.ktap"
+		if [ -z "$built" ]; then "$TOP/scripts/upstream.sh" || rc=1; fi
+		if [ -f "$up.ktap" ]; then
+			collect "$ARCH upstream" "$up.ktap" "$up.json"
+		else
+			step_failed "$ARCH upstream" "${built:-upstream.sh}" "$up.json"
+		fi
+		;;
+	esac
 done
 # The benchmark, in miniature (arm64 only: it measures the arm64 series).
 case " $ARCHES " in *" arm64 "*)

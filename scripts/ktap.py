@@ -10,6 +10,11 @@ per-suite table, and write the counts to a JSON file.
                                     'suite: case' matches a GLOB fail, those
                                     matching a ?GLOB may fail, all others
                                     pass)
+  ktap.py compare BASE.json SERIES.json [AGAIN.json...]
+                                   (the same suites on the base and on
+                                    the series, as KTAP: a case that
+                                    passes on the base and not on the
+                                    series, nor on its boots AGAIN, fails)
 """
 import json
 import os
@@ -19,9 +24,15 @@ from fnmatch import fnmatch
 
 RESULT = re.compile(r'^(not ok|ok)\s+(\d+)\s*(?:-\s*)?(.*?)\s*(?:#\s*(\S+)\s*(.*))?$')
 PLAN = re.compile(r'^1\.\.(\d+)')
+HEADER = re.compile(r'^# (?:(selftests: \S+: \S+)|Subtest: (\S+))$')
 STAMP = re.compile(r'^\[\s*\d+\.\d+\]\s?')
 SPLATS = re.compile(r'(Kernel panic|Unable to handle kernel|BUG:|WARNING:|Oops|'
                     r'UBSAN:|KASAN:|possible circular locking|kmemleak: [0-9]+ new suspected)')
+
+
+def read(path):
+    with open(path, errors='replace') as f:
+        return f.read()
 
 
 def depth_of(line):
@@ -57,9 +68,15 @@ def parse(lines):
     pending = {}           # depth -> list of finished nodes waiting for a parent
     plans = {}
     said = []              # lines since the last result line
+    named = {}             # depth -> name of the test its results belong to
     for raw in lines:
         line = STAMP.sub('', raw.rstrip('\r\n'))
         d, body = depth_of(line)
+        m = HEADER.match(body)
+        if m:
+            # kselftest names a program before its results, one level
+            # up; KUnit names a suite at the level of its results.
+            named[d + 1 if m.group(1) else d] = m.group(1) or m.group(2)
         m = PLAN.match(body)
         if m:
             plans[d] = int(m.group(1))
@@ -80,6 +97,13 @@ def parse(lines):
         node.children = pending.pop(d + 1, [])
         node.plan = plans.pop(d + 1, None)
         pending.setdefault(d, []).append(node)
+    # A test stopped before its own result line (the guest hung or
+    # panicked): its results so far, under a failed parent of its name.
+    for d in sorted((d for d in pending if d > 0 and pending[d]), reverse=True):
+        node = Node(named.get(d, '(unfinished)'), d - 1)
+        node.ok, node.directive, node.reason = False, '', 'stopped before its result'
+        node.children, node.plan = pending.pop(d), plans.pop(d, None)
+        pending.setdefault(d - 1, []).append(node)
     top = pending.get(0, [])
     return top, plans.get(0)
 
@@ -117,7 +141,7 @@ def has_config(option):
     path = os.environ.get('KCONFIG')
     if not path:
         return True
-    return any(l.strip() == option + '=y' for l in open(path))
+    return option + '=y' in read(path).split('\n')
 
 
 def read_required(required_file, arch):
@@ -130,7 +154,7 @@ def read_required(required_file, arch):
     # $KCONFIG names, has X: a feature some arches lack); a name
     # without a wildcard must also report; !SUITE: CASE[@ARCH] is a
     # case whose skip there is expected.
-    for l in open(required_file):
+    for l in read(required_file).splitlines():
         r = l.split('#')[0].strip()
         if not r:
             continue
@@ -148,7 +172,7 @@ def read_required(required_file, arch):
 
 
 def cmd_parse(arch, log, out_json, required_file=None):
-    text = open(log, errors='replace').read().splitlines()
+    text = read(log).splitlines()
     required, may_skip = read_required(required_file, arch)
     begin = [i for i, l in enumerate(text) if l.startswith('HARNESS: begin')]
     body = text[begin[-1] + 1:] if begin else []
@@ -234,16 +258,17 @@ def cmd_parse(arch, log, out_json, required_file=None):
         tot['fail'] = 1
         print('  FAIL no test results at all in %s' % log)
     print('  %s: %d passed, %d failed, %d skipped' % (arch, tot['pass'], tot['fail'], tot['skip']))
-    json.dump({'arch': arch, 'log': log, 'totals': tot,
-               'cases': [dict(zip(('suite', 'case', 'state', 'reason'), r)) for r in final]},
-              open(out_json, 'w'), indent=1)
+    with open(out_json, 'w') as f:
+        json.dump({'arch': arch, 'log': log, 'totals': tot,
+                   'cases': [dict(zip(('suite', 'case', 'state', 'reason'), r)) for r in final]},
+                  f, indent=1)
     return 1 if tot['fail'] else 0
 
 
 def cmd_total(files):
     tot = {'pass': 0, 'fail': 0, 'skip': 0}
     for f in files:
-        t = json.load(open(f))['totals']
+        t = json.loads(read(f))['totals']
         for k in tot:
             tot[k] += t[k]
     print('%d passed, %d failed, %d skipped' % (tot['pass'], tot['fail'], tot['skip']))
@@ -253,7 +278,7 @@ def cmd_total(files):
 def cmd_expect(result_json, globs):
     """A GLOB that starts with '?' names cases the mutant may or may not
     make fail (a race it opens without forcing it); the others must fail."""
-    cases = json.load(open(result_json))['cases']
+    cases = json.loads(read(result_json))['cases']
     maybe = [g[1:] for g in globs if g.startswith('?')]
     must = [g for g in globs if not g.startswith('?')]
     wrong, failed = [], 0
@@ -276,6 +301,75 @@ def cmd_expect(result_json, globs):
     return 1 if wrong else 0
 
 
+def cmd_compare(base_json, *series_json):
+    """Each case of either kernel with its state on the base and on the
+    series, as KTAP: it passes where the series passes, fails where the
+    base passed and the series did not (or did not run it), and skips
+    where neither passed (the reason is the base's). More than one series
+    run: the later ones boot again for the cases the first one failed; a
+    case that passes there is flaky, said so, and not a failure. The
+    counts of each suite's base/series pairs, and every case whose state
+    differs, come first as diagnostic lines."""
+    def cases(path):
+        # ftracetest has tests that share a description: the n-th of
+        # them on the base is compared with the n-th on the series.
+        out, seen = {}, {}
+        for c in json.loads(read(path))['cases']:
+            n = seen[c['suite'], c['case']] = seen.get((c['suite'], c['case']), 0) + 1
+            out[c['suite'], c['case'] + (' (%d)' % n if n > 1 else '')] = c
+        return out
+    base, series = cases(base_json), cases(series_json[0])
+    flaky = []
+    for again in map(cases, series_json[1:]):
+        for key, c in again.items():
+            if key[0] == '(guest)' or key not in series:
+                series.setdefault(key, c)
+            elif c['state'] == 'pass' and series[key]['state'] != 'pass':
+                flaky.append(key)
+                series[key] = c
+    suites = {}
+    for key in sorted(set(base) | set(series)):
+        b = base.get(key, {}).get('state', '-')
+        s = series.get(key, {}).get('state', '-')
+        # A guest that did not run to the end, or whose kernel log has a
+        # splat, leaves nothing to compare: that fails on either kernel.
+        why = (base.get(key) or series[key])['reason']
+        if key[0] == '(guest)':
+            res = 'not ok', '', '%s on the %s' % (why, 'base' if b == 'fail' else 'series')
+        elif s == 'pass':
+            res = 'ok', '', ''
+        elif b in ('pass', '-'):
+            res = 'not ok', '', series.get(key, {}).get('reason', 'not run on the series')
+        else:
+            res = 'ok', ' # SKIP %s on the base too' % {'fail': 'fails'}.get(b, 'skips'), why
+        suites.setdefault(key[0], []).append((key[1], b, s, res))
+    print('HARNESS: begin upstream')
+    print('# %-40s %s' % ('suite', 'base/series: cases'))
+    for suite, rows in suites.items():
+        pairs = {}
+        for _, b, s, _ in rows:
+            pairs[b + '/' + s] = pairs.get(b + '/' + s, 0) + 1
+        print('# %-40s %s' % (suite, ', '.join('%s %d' % kv for kv in sorted(pairs.items()))))
+    for suite, case in flaky:
+        print('# flaky %s: %s: failed on the first series boot, passed on another' % (suite, case))
+    for suite, rows in suites.items():
+        for case, b, s, res in rows:
+            if b != s or res[0] == 'not ok':
+                print('# %s %s: %s: base %s, series %s' %
+                      ('REGRESSION' if res[0] == 'not ok' else 'differs', suite, case, b, s))
+    rc = 0
+    for suite, rows in suites.items():
+        print('HARNESS: suite ' + suite)
+        print('KTAP version 1\n1..%d' % len(rows))
+        for n, (case, _, _, (res, directive, why)) in enumerate(rows, 1):
+            rc |= res == 'not ok'
+            if why:
+                print('# ' + why)
+            print('%s %d %s%s' % (res, n, case.replace('#', 'No.'), directive))
+    print('HARNESS: end rc=%d' % rc)
+    return rc
+
+
 if __name__ == '__main__':
     a = sys.argv[1:]
     if a[:1] == ['parse'] and len(a) in (4, 6):
@@ -283,6 +377,8 @@ if __name__ == '__main__':
         sys.exit(cmd_parse(a[1], a[2], a[3], req))
     if a[:1] == ['expect'] and len(a) > 2:
         sys.exit(cmd_expect(a[1], a[2:]))
+    if a[:1] == ['compare'] and len(a) > 2:
+        sys.exit(cmd_compare(*a[1:]))
     if a[:1] == ['total'] and len(a) > 1:
         sys.exit(cmd_total(a[1:]))
     sys.exit(__doc__)

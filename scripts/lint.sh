@@ -16,7 +16,7 @@ export PATH=/usr/bin:$PATH
 commits=$(git -C "$SRC" rev-list --reverse base..HEAD)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-ktap_begin lint $(($(echo "$commits" | grep -c . || true) + 1 + ${#MAIL_NAME[@]}))
+ktap_begin lint $(($(echo "$commits" | grep -c . || true) + 2 + ${#MAIL_NAME[@]}))
 n=0 rc=0
 for c in $commits; do
 	n=$((n + 1))
@@ -81,5 +81,14 @@ for i in "${!MAIL_NAME[@]}"; do
 	[ $st = 0 ] || { sed 's/^/# /' "$tmp/replay"; rc=1; }
 	ktap_result $st "$n" "series: ${MAIL_NAME[$i]} (patches ${MAIL_FIRST[$i]}-${MAIL_LAST[$i]}) applies to the bare base alone"
 done
+
+# The result parser (scripts/ktap.py), on serial logs saved from real
+# guests (scripts/tests/).
+n=$((n + 1)) st=0
+if ! python3 -m unittest discover -s "$TOP/scripts/tests" -p '*_test.py' >"$tmp/unittest" 2>&1; then
+	sed 's/^/# /' "$tmp/unittest"
+	st=1 rc=1
+fi
+ktap_result $st "$n" "ktap.py: $(grep -o '^Ran [0-9]* tests' "$tmp/unittest" | cut -d' ' -f2) tests on saved guest logs"
 ktap_end $rc
 exit $rc

@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Tests of scripts/ktap.py on serial logs saved from real guests (logs/):
+
+  arm64-check.log     make check's arm64 guest: every case passes; KUnit
+                      nested three deep, kselftest's '# '-nested KTAP,
+                      several streams (HARNESS: suite)
+  arm64-upstream.log  the upstream suites on the series (ftracetest's
+                      shell traces, its '# # ' lines, left out): perf test
+                      failures and skips, ftracetest's UNRESOLVED, a
+                      runner whose own line disagrees with its children
+  arm64-stopped.log   a guest stopped by the host's timeout in the middle
+                      of a suite, as a hang or a panic leaves the log
+
+Run: python3 -m unittest discover -s scripts/tests -p '*_test.py'
+"""
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import ktap  # noqa: E402
+
+
+def log(name):
+    return os.path.join(HERE, 'logs', name)
+
+
+class Run:
+    """ktap.py's command on files in a scratch directory; its output and
+    exit status, and the JSON it wrote."""
+
+    def __init__(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def path(self, name):
+        return os.path.join(self.dir.name, name)
+
+    def call(self, func, *args):
+        out = io.StringIO()
+        ktap.DIAG.clear()
+        with contextlib.redirect_stdout(out):
+            rc = func(*args)
+        return rc, out.getvalue()
+
+    def parse(self, name, arch='arm64', required=None):
+        req = None
+        if required is not None:
+            req = self.path('required')
+            with open(req, 'w') as f:
+                f.write(required)
+        rc, out = self.call(ktap.cmd_parse, arch, log(name), self.path(name + '.json'), req)
+        with open(self.path(name + '.json')) as f:
+            res = json.load(f)
+        res['states'] = {(c['suite'], c['case']): c['state'] for c in res['cases']}
+        return rc, out, res
+
+
+class Parse(unittest.TestCase):
+    def setUp(self):
+        self.run_ = Run()
+
+    def tearDown(self):
+        self.run_.dir.cleanup()
+
+    def test_every_leaf_of_a_passing_run(self):
+        rc, out, res = self.run_.parse('arm64-check.log')
+        self.assertEqual(rc, 0)
+        self.assertEqual(res['totals'], {'pass': 128, 'fail': 0, 'skip': 0})
+        self.assertIn('arm64: 128 passed, 0 failed, 0 skipped', out)
+        per_suite = {}
+        for c in res['cases']:
+            per_suite[c['suite']] = per_suite.get(c['suite'], 0) + 1
+        # KUnit: suite, test, parameter: the parameters are the cases.
+        self.assertEqual(per_suite['kunit:perf_aux'], 26)
+        # kselftest's runner nests each program's KTAP behind '# '.
+        self.assertEqual(per_suite['exceptions:page_fault_events'], 32)
+        self.assertEqual(per_suite['perf_events:deferred_callchain'], 9)
+        # A stream of our own, named by 'HARNESS: suite'.
+        self.assertEqual(per_suite['exceptions:clang'], 20)
+        self.assertEqual(res['states'][('kunit:page_fault_event',
+                                        'write to a read-only kernel page')], 'pass')
+
+    def test_required_suite_that_did_not_report(self):
+        rc, out, res = self.run_.parse('arm64-check.log',
+                                       required='exceptions:*\nkunit:no_such_suite\n')
+        self.assertEqual(rc, 1)
+        self.assertEqual(res['states'][('kunit:no_such_suite', '(suite)')], 'fail')
+        self.assertEqual(res['totals']['fail'], 1)
+
+    def test_required_suite_only_on_its_arch(self):
+        rc, _, res = self.run_.parse('arm64-check.log', arch='x86_64',
+                                     required='kunit:no_such_suite@arm64\n')
+        self.assertEqual(rc, 0)
+        self.assertEqual(res['totals']['fail'], 0)
+
+    def test_failures_and_skips(self):
+        rc, out, res = self.run_.parse('arm64-upstream.log')
+        st = res['states']
+        self.assertEqual(rc, 1)
+        self.assertEqual(st[('perf:test', '8 PERF_RECORD_* events & perf_sample fields')], 'fail')
+        self.assertEqual(st[('perf:test', '73.3 User space counter reading of cycles')], 'fail')
+        self.assertEqual(st[('perf:test', '2 Detect openat syscall event')], 'pass')
+        self.assertEqual(st[('perf:test', '54.1 test of individual --pfm-events')], 'skip')
+        self.assertEqual(st[('ftrace:ftracetest-ktap', 'Test tracefs GID mount option')], 'fail')
+        # UNRESOLVED is a failure, as ftracetest's own exit status says.
+        self.assertEqual(st[('ftrace:ftracetest-ktap',
+                             'Test trace_printk from module')], 'fail')
+        self.assertEqual(st[('ftrace:ftracetest-ktap', 'Basic trace file check')], 'pass')
+        perf = [c['state'] for c in res['cases'] if c['suite'] == 'perf:test']
+        self.assertEqual((perf.count('pass'), perf.count('fail'), perf.count('skip')),
+                         (96, 6, 14))
+        # Every test ftracetest announced, those that share a description
+        # too.
+        ftrace = [c for c in res['cases'] if c['suite'] == 'ftrace:ftracetest-ktap']
+        self.assertEqual(len(ftrace), 180)
+        # Why a case failed: the lines it printed before its result.
+        self.assertIn('FAIL perf:test: 67 Symbols', out)
+
+    def test_skip_in_a_required_suite_fails(self):
+        _, _, res = self.run_.parse('arm64-upstream.log', required='perf:*\n')
+        self.assertEqual(res['states'][('perf:test', '54.1 test of individual --pfm-events')],
+                         'fail')
+        reasons = {(c['suite'], c['case']): c['reason'] for c in res['cases']}
+        self.assertIn('not compiled in', reasons[('perf:test', '54.1 test of individual --pfm-events')])
+
+    def test_guest_stopped_in_the_middle_of_a_suite(self):
+        rc, out, res = self.run_.parse('arm64-stopped.log')
+        st = res['states']
+        self.assertEqual(rc, 1)
+        self.assertEqual(st[('(guest)', 'boot and run to the end')], 'fail')
+        # The program that was running: its results so far, and the ones
+        # its plan announced that never came.
+        pfe = [c['state'] for c in res['cases'] if c['suite'] == 'exceptions:page_fault_events']
+        self.assertEqual(pfe.count('pass'), 27)
+        self.assertEqual(st[('exceptions:page_fault_events',
+                             'selftests: exceptions: page_fault_events (missing results)')],
+                         'fail')
+        self.assertIn('27 of 32 reported', out)
+        # The programs the runner announced and never started.
+        self.assertEqual(st[('(runner)', 'missing results')], 'fail')
+        self.assertIn('1 of 8 reported', out)
+
+
+class Compare(unittest.TestCase):
+    def setUp(self):
+        self.run_ = Run()
+        _, _, self.series = self.run_.parse('arm64-upstream.log')
+
+    def tearDown(self):
+        self.run_.dir.cleanup()
+
+    def compare(self, base_cases, *series_runs):
+        paths = []
+        for i, cases in enumerate([base_cases] + list(series_runs or [self.series['cases']])):
+            paths.append(self.run_.path('run%d.json' % i))
+            with open(paths[-1], 'w') as f:
+                json.dump({'cases': cases}, f)
+        rc, out = self.run_.call(ktap.cmd_compare, *paths)
+        with open(self.run_.path('cmp.log'), 'w') as f:
+            f.write(out)
+        _, _, res = self.run_.parse(self.run_.path('cmp.log'), arch='arm64 upstream')
+        return rc, out, res
+
+    def test_same_results_on_both(self):
+        rc, out, res = self.compare(self.series['cases'])
+        self.assertEqual(rc, 0, out)
+        tot = self.series['totals']
+        # What fails on both counts as skipped, with the base's reason.
+        self.assertEqual(res['totals'], {'pass': tot['pass'], 'fail': 0,
+                                         'skip': tot['fail'] + tot['skip']})
+        self.assertNotIn('REGRESSION', out)
+
+    def test_passes_on_the_base_only(self):
+        base = [dict(c) for c in self.series['cases']]
+        for c in base:
+            if c['case'] == '67 Symbols':
+                c['state'] = 'pass'
+        rc, out, res = self.compare(base)
+        self.assertEqual(rc, 1)
+        self.assertIn('REGRESSION perf:test: 67 Symbols: base pass, series fail', out)
+        self.assertEqual(res['states'][('perf:test', '67 Symbols')], 'fail')
+        self.assertEqual(res['totals']['fail'], 1)
+
+    def test_fails_on_one_series_boot_only(self):
+        base = [dict(c, state='pass') if c['case'] == '67 Symbols' else c
+                for c in self.series['cases']]
+        again = base
+        rc, out, res = self.compare(base, self.series['cases'], again)
+        self.assertEqual(rc, 0, out)
+        self.assertIn('flaky perf:test: 67 Symbols: failed on the first series boot', out)
+        self.assertEqual(res['states'][('perf:test', '67 Symbols')], 'pass')
+        # Failing on every boot of the series is a regression.
+        rc, out, res = self.compare(base, self.series['cases'], self.series['cases'])
+        self.assertEqual(rc, 1)
+        self.assertIn('REGRESSION perf:test: 67 Symbols', out)
+
+    def test_missing_on_the_series(self):
+        base = self.series['cases'] + [{'suite': 'perf:test', 'case': '99 gone',
+                                        'state': 'pass', 'reason': ''}]
+        rc, _, res = self.compare(base)
+        self.assertEqual(rc, 1)
+        self.assertEqual(res['states'][('perf:test', '99 gone')], 'fail')
+
+    def test_passes_on_the_series_only(self):
+        base = [dict(c, state='skip') if c['case'] == '2 Detect openat syscall event' else c
+                for c in self.series['cases']]
+        rc, out, _ = self.compare(base)
+        self.assertEqual(rc, 0)
+        self.assertIn('differs perf:test: 2 Detect openat syscall event: base skip, series pass',
+                      out)
+
+
+if __name__ == '__main__':
+    unittest.main()
