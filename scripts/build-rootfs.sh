@@ -55,9 +55,7 @@ install -m 755 "$TOP/scripts/guest/init" "$ROOT/init"
 if [ -n "${NO_PERF:-}" ]; then
 	msg PERF "none for $ARCH: $NO_PERF"
 elif [ -x "$OUT/perf/perf" ]; then
-	# Not stripped: perf test reads perf's own symbols (Symbols, and
-	# the DWARF unwind test unwinds perf itself).
-	install -m 755 "$OUT/perf/perf" "$ROOT/usr/bin/perf"
+	"${CROSS_COMPILE}strip" -o "$ROOT/usr/bin/perf" "$OUT/perf/perf"
 else
 	warn "no perf for $ARCH ($OUT/perf/perf); 'make perf' builds it"
 fi

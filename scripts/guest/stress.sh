@@ -42,7 +42,8 @@ show() {
 }
 
 ktap_print_header
-ktap_set_plan $((rounds * 2 + 4))
+# Each round runs every selftest; then storm, hostile (two) and fuzz.
+ktap_set_plan $((rounds * $(echo $selftests | wc -w) + 4))
 
 # 1. The selftests, again and again.
 r=1
