@@ -6,7 +6,15 @@
 # initramfs has no bash for its shell tests), and kselftest's ftrace (the
 # whole ftracetest), perf_events and verification collections.
 rc=0
-/kselftest/run_kselftest.sh -c ftrace -c perf_events -c verification || rc=1
+# arm64 under TCG: sigtrap_threads's watchpoint storms take 4 of its 5
+# cases past their timeout on either kernel, and once held the guest for
+# over ten minutes: not run there.
+tests="-c ftrace -c verification"
+for t in $(sed -n 's/^perf_events://p' /kselftest/kselftest-list.txt); do
+	[ "$(uname -m)" = aarch64 ] && [ "$t" = sigtrap_threads ] && continue
+	tests="$tests -t perf_events:$t"
+done
+/kselftest/run_kselftest.sh $tests || rc=1
 # perf test last: 'HARNESS: suite' names every result after it.
 if command -v perf >/dev/null; then
 	echo "HARNESS: suite perf:test"
