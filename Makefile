@@ -14,7 +14,8 @@ S := scripts
 help:
 	@echo "make demo          build, boot the arm64 guest and show the series at work"
 	@echo "make check         checkpatch every patch; for every arch in ARCHES ($(ARCHES)):"
-	@echo "                   build and boot, run the tests; on arm64 also the series'"
+	@echo "                   the KUnit suites with kunit.py; build and boot, run the"
+	@echo "                   tests; on arm64 also the series'"
 	@echo "                   directories after each patch, W=1/sparse vs base, a"
 	@echo "                   stress boot (selftests x3, fault storm, hostile stacks,"
 	@echo "                   attr fuzz) and the tests on a debug kernel with 64 KiB"

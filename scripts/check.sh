@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # 'make check': for each arch in $ARCHES build the kernel, the selftests and
-# the initramfs, boot the guests (GUEST_RUNS), run the suites and turn the
-# serial logs into results; then print one total line. A step that fails
+# the initramfs, run the KUnit suites with kunit.py, boot the guests
+# (GUEST_RUNS), run the suites and turn the serial logs into results;
+# then print one total line. A step that fails
 # counts as a failed test of that arch (with its log named), and the next
 # arch still runs. Then the bench smoke test and the mutants (MUTANTS=0
 # leaves them out).
@@ -71,6 +72,14 @@ series_builds_key() {
 		cat "$OUT/.config" "$TOP/scripts/mail.sh" "$TOP/scripts/series-builds.sh"
 	) | verdict_key
 }
+# What kunit.py's verdict depends on: the tree (its .kunitconfig files
+# among it) and the script that runs it.
+kunit_key() {
+	{
+		git -C "$SRC" rev-parse 'HEAD^{tree}'
+		cat "$TOP/scripts/kunit.sh"
+	} | verdict_key
+}
 # cached_gate NAME KEY WHAT LABEL KTAP CMD...: the verdict of gate NAME
 # where KEY is the one it passed with (WHAT being what stayed the same),
 # else CMD run with progress lines, its KTAP kept for next time if it
@@ -130,6 +139,18 @@ for ARCH in $ARCHES; do
 	fi
 	runs=$CHECK_RUNS
 	[ "$CHECK_FULL" = 1 ] && runs=${FULL_RUNS:-$CHECK_RUNS}
+	# The KUnit suites of the series as reviewers run them: kunit.py with
+	# the series' .kunitconfig files, on a kernel of its own
+	# (scripts/kunit.sh). Where the arch's series kernel boots for the
+	# suites (run 'check'); that boot leaves KUnit to this.
+	if [[ " ${GUEST_RUNS:-$runs} " == *" check "* ]]; then
+		gate "$ARCH: KUnit suites, kunit.py"
+		ku=$BUILD/logs/$ARCH/kunit
+		cached_gate "kunit-$ARCH" "$(kunit_key)" "tree, .kunitconfig files and tools" \
+			"$ARCH kunit" "$ku.ktap" "$TOP/scripts/kunit.sh"
+		KCONFIG=$BUILD/kunit/$ARCH/.config collect "$ARCH kunit" "$ku.ktap" "$ku.json" \
+			--required "$TOP/configs/required-tests"
+	fi
 	for run in ${GUEST_RUNS:-$runs}; do
 		case $run in
 		check) variant=series mode=check label=$ARCH log=check ;;

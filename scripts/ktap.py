@@ -6,7 +6,7 @@ per-suite table, and write the counts to a JSON file.
 
   ktap.py parse ARCH LOG OUT.json [--required FILE]
   ktap.py total RESULT.json...     (prints the final 'N passed, N failed' line)
-  ktap.py expect RESULT.json GLOB... (a mutant's results: the cases whose
+  ktap.py expect RESULT.json... GLOB... (a mutant's results: the cases whose
                                     'suite: case' matches a GLOB fail, those
                                     matching a ?GLOB may fail, all others
                                     pass)
@@ -223,8 +223,13 @@ def cmd_parse(arch, log, out_json, required_file=None):
     # SUITE...') owes results for those alone; KUnit runs whole, if at all.
     scope = [l.split()[2:] for l in body if l.startswith('HARNESS: scope ')]
     scope = scope[-1] if scope else None
+    # A kernel told not to run KUnit (kunit.enable=0) owes no KUnit results.
+    no_kunit = any('Kernel command line:' in l and 'kunit.enable=0' in l.split()
+                   for l in head)
 
     def in_scope(r):
+        if no_kunit and r.startswith('kunit:'):
+            return False
         return scope is None or any(r == w or r.startswith(w + ':') or
                                     (r.startswith('kunit:') and w.startswith('kunit:'))
                                     for w in scope)
@@ -275,10 +280,10 @@ def cmd_total(files):
     return 1 if tot['fail'] or not tot['pass'] else 0
 
 
-def cmd_expect(result_json, globs):
+def cmd_expect(result_jsons, globs):
     """A GLOB that starts with '?' names cases the mutant may or may not
     make fail (a race it opens without forcing it); the others must fail."""
-    cases = json.loads(read(result_json))['cases']
+    cases = [c for f in result_jsons for c in json.loads(read(f))['cases']]
     maybe = [g[1:] for g in globs if g.startswith('?')]
     must = [g for g in globs if not g.startswith('?')]
     wrong, failed = [], 0
@@ -376,7 +381,9 @@ if __name__ == '__main__':
         req = a[5] if len(a) == 6 and a[4] == '--required' else None
         sys.exit(cmd_parse(a[1], a[2], a[3], req))
     if a[:1] == ['expect'] and len(a) > 2:
-        sys.exit(cmd_expect(a[1], a[2:]))
+        # The result files first (*.json), then the globs.
+        n = next(i for i, x in enumerate(a[1:] + [''], 1) if not x.endswith('.json'))
+        sys.exit(cmd_expect(a[1:n], a[n:]))
     if a[:1] == ['compare'] and len(a) > 2:
         sys.exit(cmd_compare(*a[1:]))
     if a[:1] == ['total'] and len(a) > 1:

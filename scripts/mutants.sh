@@ -55,6 +55,8 @@ ALL=(
 	"without-unwind-reset|arm64|mutate:no-unwind-reset TIF_UNWIND_RESET never set, the first cookie never forgotten|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DH *;$DI *;perf_events:deferred_output: *;$DE *"
 	"without-unwinder|arm64|revert:arm64: Add the frame pointer user unwinder|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DH *;$DI *;$DE *"
 	"without-deferred-leaf-fixup|arm64|revert:perf machine: Fix up arm64 leaf frames of deferred callchains too|perf:page_fault_events: perf record --call-graph fp,defer, stopped*"
+	"no-deferred-leaf-fixup|arm64|mutate:no-deferred-leaf-fixup perf fixes up arm64 leaf frames of callchains taken in place only|perf:page_fault_events: perf record --call-graph fp,defer, stopped*;distro:perf-test: *"
+	"no-arm64-unwinder|arm64|mutate:no-arm64-unwinder arm64's user unwinder walks no task|distro:perf-test: *"
 	"without-no-reclaim|arm64|revert:perf/aux: Don't reclaim or compact for AUX pages a PMU only prefers large|$PA prefer-large, * MiB, fragmented"
 	"without-no-retry|arm64|revert:perf/aux: Don't retry AUX chunk orders that already failed|$PA prefer-large, * MiB, fragmented"
 	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;kunit:perf_aux_churn: *;$VH *;$PK *"
@@ -135,6 +137,18 @@ mutate() {
 mutant_suites() {
 	tr ';' '\n' <<<"$1" | sed -e 's/^?//' -e 's/: .*//' | sort -u | tr '\n' ' '
 }
+# Those of them its guest runs: all but KUnit's (scripts/kunit.sh).
+guest_suites() {
+	mutant_suites "$1" | tr ' ' '\n' | grep -v '^kunit:' | tr '\n' ' '
+}
+# judge LOG JSON: LOG's results into JSON; failures are the point here,
+# so the table only, not the FAIL lines.
+judge() {
+	[ -f "$1" ] || return 1
+	KCONFIG=$OUT/.config python3 "$TOP/scripts/ktap.py" parse "$ARCH mutant $name" \
+		"$1" "$2" --required "$TOP/configs/required-tests" | grep -v -e '^  FAIL' -e '^       | '
+	[ -f "$2" ]
+}
 # The disk a mutant's guest needs: the distro run's, for its suites. Its
 # boot keeps both CPUs: it also runs the suites of the other cases, and its
 # distro suites are arm64's, where the one-CPU reason was not seen.
@@ -159,7 +173,7 @@ for m in "${todo[@]}"; do
 	git_t reset -q --hard "$head"
 	log=$BUILD/logs/$ARCH/mutant-$name.log
 	json=${log%.log}.json
-	rm -f "$log" "$json" "$log.expect"
+	rm -f "$log" "$json" "$log.expect" "${log%.log}-kunit.log" "${json%.json}-kunit.json"
 	ok=
 	vc=mutant-$ARCH-$name
 	if ! out=$(mutate "$how" 2>&1); then
@@ -167,22 +181,30 @@ for m in "${todo[@]}"; do
 	elif key=$(mutant_key "$m") &&
 		verdict_reuse "$vc" "$key" "tree, harness and tools" >>"$ktap"; then
 		ok=1
-	elif ! build_guest; then
+	elif [ -n "$(guest_suites "$fails")" ] && ! build_guest; then
 		echo "# step $FAILED_STEP failed" >>"$ktap"
 	elif [ -n "$(mutant_disk "$fails")" ] && ! "$TOP/scripts/build-distro.sh"; then
 		echo "# step build-distro failed" >>"$ktap"
 	else
-		# The guest runs only the suites of the cases the mutant names:
-		# the others passed on the series' own kernel.
-		GUEST_DISK=$(mutant_disk "$fails") GUEST_SUITES=$(mutant_suites "$fails") \
-			GUEST_LOG=mutant-$name TIMEOUT=900 "$TOP/scripts/run-guest.sh" check
-		# Failures are the point here: the table only, not the FAIL lines.
-		[ -f "$log" ] && KCONFIG=$OUT/.config python3 "$TOP/scripts/ktap.py" parse "$ARCH mutant $name" \
-			"$log" "$json" --required "$TOP/configs/required-tests" | grep -v -e '^  FAIL' -e '^       | '
+		# The guest runs only the suites of the cases the mutant names
+		# (the others passed on the series' own kernel); kunit.py the
+		# KUnit suites, if it names any (kunit.py's verdict then fails
+		# too).
 		IFS=';' read -r -a globs <<<"$fails"
-		if [ ! -f "$json" ]; then
-			echo "# no results from the guest, serial log $log" >>"$ktap"
-		elif python3 "$TOP/scripts/ktap.py" expect "$json" "${globs[@]}" >"$log.expect"; then
+		jsons=()
+		if [ -n "$(guest_suites "$fails")" ]; then
+			GUEST_DISK=$(mutant_disk "$fails") GUEST_SUITES=$(guest_suites "$fails") \
+				GUEST_LOG=mutant-$name TIMEOUT=900 "$TOP/scripts/run-guest.sh" check
+			judge "$log" "$json" && jsons+=("$json")
+		fi
+		if [[ ";$fails" == *";kunit:"* ]]; then
+			"$TOP/scripts/kunit.sh" >"${log%.log}-kunit.log" || true
+			judge "${log%.log}-kunit.log" "${json%.json}-kunit.json" && jsons+=("${json%.json}-kunit.json")
+			globs+=("?kunit.py: *")
+		fi
+		if [ ${#jsons[@]} = 0 ]; then
+			echo "# no results, serial log $log" >>"$ktap"
+		elif python3 "$TOP/scripts/ktap.py" expect "${jsons[@]}" "${globs[@]}" >"$log.expect"; then
 			ok=1
 			verdict_keep "$vc" "$key" "$log.expect"
 		else

@@ -11,6 +11,10 @@
                       runner whose own line disagrees with its children
   arm64-stopped.log   a guest stopped by the host's timeout in the middle
                       of a suite, as a hang or a panic leaves the log
+  arm64-kunit.log     scripts/kunit.sh: kunit.py's guest console, then
+                      kunit.py's verdict and its scope
+  x86_64-distro.log   the distro run, a boot with kunit.enable=0 (KUnit
+                      is kunit.py's), our perf's shell test among it
 
 Run: python3 -m unittest discover -s scripts/tests -p '*_test.py'
 """
@@ -145,6 +149,36 @@ class Parse(unittest.TestCase):
         # The programs the runner announced and never started.
         self.assertEqual(st[('(runner)', 'missing results')], 'fail')
         self.assertIn('1 of 8 reported', out)
+
+    def test_kunit_py_run(self):
+        rc, out, res = self.run_.parse('arm64-kunit.log', arch='arm64 kunit',
+                                       required='kunit:*\nkunit:perf_aux\nexceptions:clang\n')
+        self.assertEqual(rc, 0)
+        self.assertEqual(res['totals'], {'pass': 42, 'fail': 0, 'skip': 0})
+        self.assertEqual(res['states'][('kunit:vmap_huge', 'vmap_huge_cont_groups')], 'pass')
+        self.assertTrue(any(s == 'kunit.py' and c.startswith('kunit.py run --arch=arm64')
+                            for s, c in res['states']))
+        # Its scope is KUnit: the guest's suites owe nothing there.
+        self.assertNotIn(('exceptions:clang', '(suite)'), res['states'])
+
+    def test_boot_without_kunit_owes_none(self):
+        rc, _, res = self.run_.parse('x86_64-distro.log', arch='x86_64 distro',
+                                     required='kunit:perf_aux\ndistro:perf-test\n')
+        self.assertEqual(rc, 0)
+        self.assertNotIn(('kunit:perf_aux', '(suite)'), res['states'])
+        self.assertEqual(res['states'][('distro:perf-test', '108 perf record --call-graph '
+                                        'fp,defer: stitched user callchains')], 'pass')
+
+    def test_expect_over_several_runs(self):
+        _, _, kunit = self.run_.parse('arm64-kunit.log', arch='arm64 kunit')
+        _, _, distro = self.run_.parse('x86_64-distro.log', arch='x86_64 distro')
+        runs = [self.run_.path('arm64-kunit.log.json'), self.run_.path('x86_64-distro.log.json')]
+        rc, out = self.run_.call(ktap.cmd_expect, runs, ['kunit:vmap_huge: *'])
+        self.assertEqual(rc, 1)
+        self.assertIn('kunit:vmap_huge: vmap_huge_scattered: pass, should fail', out)
+        self.assertIn('of %d cases failed' % (len(kunit['cases']) + len(distro['cases'])), out)
+        rc, _ = self.run_.call(ktap.cmd_expect, runs, ['?kunit:vmap_huge: *'])
+        self.assertEqual(rc, 0)
 
 
 class Compare(unittest.TestCase):

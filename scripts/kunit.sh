@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The series' KUnit suites for ARCH the way a reviewer runs them: the
+# kernel's own tools/testing/kunit/kunit.py, given the .kunitconfig files
+# the series adds (named on patches/series lines), builds its own kernel
+# in build/kunit/$ARCH, boots it in QEMU and judges the results with its
+# own parser. A .kunitconfig that sets CONFIG_ARM64=y, CONFIG_X86_64=y or
+# CONFIG_RISCV=y is for that arch alone. Prints KTAP for ktap.py parse:
+# the kernel's console (its KUnit KTAP, for the per-case table and
+# configs/required-tests), then kunit.py's verdict and a skip for each
+# .kunitconfig of another arch. kunit.py's own output: build/logs/$ARCH/kunit.out.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+check_arch
+need_tree
+out=$BUILD/logs/$ARCH/kunit.out
+kdir=$BUILD/kunit/$ARCH
+mkdir -p "$kdir" "${out%/*}"
+
+args=() results=()
+sym=CONFIG_${KARCH^^}=y
+# A .kunitconfig for another arch is a skipped result: "PATH # SKIP why".
+for f in $(awk '!/^#/ { for (i = 2; i <= NF; i++) if ($i ~ /(^|\/)\.kunitconfig/) print $i }' \
+	   "$TOP/patches/series"); do
+	only=$(grep -oE '^CONFIG_(ARM64|X86_64|RISCV)=y' "$SRC/$f" | tr '\n' ' ') || true
+	if [ -n "$only" ] && [[ " $only" != *" $sym "* ]]; then
+		results+=("$f # SKIP needs ${only% }")
+	else
+		args+=("--kunitconfig=$f")
+	fi
+done
+[ ${#args[@]} -gt 0 ] || die "patches/series adds no .kunitconfig for $ARCH"
+
+build_lock
+kbuild_env
+# A fragment of perf_aux takes nearly all free memory: kunit.py's guest
+# is ours alone (1 GiB), so it may run. TCG needs more than the default
+# 300 s for the whole run.
+# kunit.py tries KVM first. Our guests all run under TCG, and KVM nested
+# in a VM can start a guest that never runs (this machine, 2026-12-06:
+# x86_64 hung before its first line): QEMU is shown /dev/null instead.
+nokvm=()
+[ -e /dev/kvm ] && unshare --map-root-user --mount true 2>/dev/null && nokvm=(unshare --map-root-user --mount
+			  sh -c 'mount --bind /dev/null /dev/kvm && exec "$@"' sh)
+rc=0
+rm -f "$kdir/test.log"
+(cd "$SRC" && "${nokvm[@]}" ./tools/testing/kunit/kunit.py run --arch="$KARCH" \
+	${CROSS_COMPILE:+--cross_compile="$CROSS_COMPILE"} --build_dir="$kdir" \
+	--make_options="CC=$KCC" \
+	--jobs="$(nproc)" --timeout=900 --kernel_args=aux_kunit.fragment=1 "${args[@]}") \
+	>"$out" 2>&1 || rc=$?
+
+# The console of the run (what kunit.py parsed), then our results.
+cat "$kdir/test.log" 2>/dev/null || true
+echo "HARNESS: begin kunit.py"
+# Only the KUnit suites owe results here (configs/required-tests).
+echo "HARNESS: scope kunit kunit.py"
+echo "HARNESS: suite kunit.py"
+printf 'KTAP version 1\n1..%d\n' $((${#results[@]} + 1))
+sed -n '/^\[.*\] \(Testing complete\|Elapsed time\)/s/^/# /p' "$out"
+ktap_result "$rc" 1 "kunit.py run --arch=$KARCH ${args[*]}"
+n=1
+for r in "${results[@]}"; do
+	n=$((n + 1))
+	echo "ok $n $r"
+done
+ktap_end "$rc"
+exit "$rc"
