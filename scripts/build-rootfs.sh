@@ -55,7 +55,13 @@ install -m 755 "$TOP/scripts/guest/init" "$ROOT/init"
 if [ -n "${NO_PERF:-}" ]; then
 	msg PERF "none for $ARCH: $NO_PERF"
 elif [ -x "$OUT/perf/perf" ]; then
-	"${CROSS_COMPILE}strip" -o "$ROOT/usr/bin/perf" "$OUT/perf/perf"
+	# Without its DWARF, which makes perf script look source lines up
+	# (with an addr2line the guest lacks), but with its symbols: perf
+	# test's own workloads are found by name (perf_has_symbol.sh).
+	"${CROSS_COMPILE}strip" --strip-debug -o "$ROOT/usr/bin/perf" "$OUT/perf/perf"
+	# perf test's shell tests, where an installed perf has them.
+	mkdir -p "$ROOT/usr/libexec/perf-core/tests"
+	cp -r "$SRC/tools/perf/tests/shell" "$ROOT/usr/libexec/perf-core/tests/"
 else
 	warn "no perf for $ARCH ($OUT/perf/perf); 'make perf' builds it"
 fi

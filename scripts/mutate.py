@@ -30,6 +30,14 @@
                               TIF_UNWIND_RESET is never set: the cookie and
                               the cached trace of a task's first deferred
                               unwind are never forgotten
+  mutate.py no-arm64-unwinder TREE
+                              arm64's user unwinder walks no task: deferred
+                              user callchains are refused and perf walks
+                              every user stack in place
+  mutate.py no-deferred-leaf-fixup TREE
+                              perf adds the arm64 leaf frame's caller to
+                              callchains taken in place only, not to
+                              deferred ones
   mutate.py no-arm64-events TREE
                               arm64 emits no page fault tracepoint (they
                               stay defined, for the RV monitor) and counts
@@ -194,6 +202,19 @@ def no_unwind_reset(root):
                    'unwind_reset_on_exit(void)\n{\n}')])
 
 
+def no_arm64_unwinder(root):
+    edit(root, 'arch/arm64/include/asm/unwind_user.h',
+         [anywhere('\tif (compat_user_mode(regs))\n\t\treturn 0;\n\treturn sizeof(long);\n',
+                   '\treturn 0;\n')])
+
+
+def no_deferred_leaf_fixup(root):
+    edit(root, 'tools/perf/util/machine.c',
+         [anywhere('(chain->ips[usr_idx] == PERF_CONTEXT_USER ||\n'
+                   '\t\t\t\t     chain->ips[usr_idx] == PERF_CONTEXT_USER_DEFERRED)',
+                   'chain->ips[usr_idx] == PERF_CONTEXT_USER')])
+
+
 def no_arm64_events(root):
     edit(root, 'arch/arm64/mm/fault.c', [
         anywhere('\tpage_fault_event(regs, addr, esr);\n', ''),
@@ -217,6 +238,8 @@ if __name__ == '__main__':
                'requester-only-records': requester_only_records,
                'no-entry-frame': no_entry_frame,
                'no-unwind-reset': no_unwind_reset,
+               'no-arm64-unwinder': no_arm64_unwinder,
+               'no-deferred-leaf-fixup': no_deferred_leaf_fixup,
                'no-arm64-events': no_arm64_events,
                'event-before-kprobe': event_before_kprobe}
     if len(sys.argv) != 3 or sys.argv[1] not in mutants:

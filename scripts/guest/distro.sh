@@ -4,8 +4,9 @@
 # of /dev/vda (scripts/build-distro.sh) read-only, give it the pseudo file
 # systems and writable /tmp, /root and /run, copy in what the tests run
 # (our static programs, a glibc-linked one, the Documentation's examples,
-# kselftest's KTAP helpers) and run, with Debian's bash in that root, the
-# tools' tests (distro-tools) and the Documentation's examples.
+# kselftest's KTAP helpers, our perf and its shell tests) and run, with
+# Debian's bash in that root, the tools' tests (distro-tools), the
+# Documentation's examples and perf test's shell test of the series.
 d=/distro
 suite() { echo "HARNESS: suite $1"; }
 if ! [ -b /dev/vda ] || ! mkdir -p $d || ! mount -t ext4 -o ro /dev/vda $d; then
@@ -36,4 +37,20 @@ suite distro:tools
 run tools
 suite distro:doc-examples
 run doc-examples
+# perf test's shell tests of the series (bash's, Debian's), with our
+# perf: in a directory of its own, as Debian's perf is the tools' test.
+suite distro:perf-test
+# Our perf is static: the libdw in it dlopen()s libdebuginfod for a
+# binary without DWARF, which brings Debian's libc.so.6 into a static
+# program (on x86_64 its early init then divides by zero). After the
+# tools' tests, Debian's libdebuginfod is hidden.
+for f in $d/usr/lib/*/libdebuginfod.so.1; do
+	[ -e "$f" ] && mount --bind /dev/null "$f"
+done
+mkdir -p $h/perf/bin
+cp /usr/bin/perf $h/perf/bin/
+cp -r /usr/libexec/perf-core/tests $h/perf/
+chroot $d /usr/bin/env -i PATH=/tmp/h/perf/bin:/usr/sbin:/usr/bin HOME=/root \
+	TERM=dumb PAGER=cat LANG=C PERF_EXEC_PATH=/tmp/h/perf \
+	perf test -vv fp,defer 2>&1 | perf-test-ktap
 exit $rc

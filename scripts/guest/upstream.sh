@@ -18,30 +18,8 @@ done
 # perf test last: 'HARNESS: suite' names every result after it.
 if command -v perf >/dev/null; then
 	echo "HARNESS: suite perf:test"
-	echo "KTAP version 1"
 	# One test at a time (-S): two CPUs shared by parallel tests would
-	# make the counting tests depend on the scheduler. Its result lines
-	# ("  5: Test basic open/mmap/read : Ok", " 73.3: ... : Skip (why)")
-	# become KTAP results; the rest of its output stays as diagnostics.
-	perf test -S 2>&1 | awk '
-	match($0, /^ *[0-9]+(\.[0-9]+)?: /) {
-		id = substr($0, 1, RLENGTH - 2); sub(/^ */, "", id)
-		rest = substr($0, RLENGTH + 1)
-		if (match(rest, /: (Ok|Skip.*|FAILED!)$/)) {
-			desc = substr(rest, 1, RSTART - 1); st = substr(rest, RSTART + 2)
-			sub(/ +$/, "", desc)
-			n++
-			if (st == "Ok")
-				print "ok " n " " id " " desc
-			else if (st ~ /^Skip/) {
-				why = st; sub(/^Skip */, "", why); gsub(/^\(|\)$/, "", why)
-				print "ok " n " " id " " desc " # SKIP " why
-			} else
-				print "not ok " n " " id " " desc
-			next
-		}
-	}
-	{ print "# " $0 }
-	END { print "1.." n }'
+	# make the counting tests depend on the scheduler.
+	perf test -S 2>&1 | perf-test-ktap
 fi
 exit $rc
