@@ -1,6 +1,6 @@
 #!/bin/bash
-# perf record --call-graph fp,defer: stitched user callchains
 # SPDX-License-Identifier: GPL-2.0
+# perf record --call-graph fp,defer: stitched user callchains
 #
 # With --call-graph fp,defer the kernel walks the user stack on the way
 # back to user space and writes it once, as a PERF_RECORD_CALLCHAIN_DEFERRED
