@@ -13,8 +13,10 @@
                       of a suite, as a hang or a panic leaves the log
   arm64-kunit.log     scripts/kunit.sh: kunit.py's guest console, then
                       kunit.py's verdict and its scope
-  x86_64-distro.log   the distro run, a boot with kunit.enable=0 (KUnit
-                      is kunit.py's), our perf's shell test among it
+  x86_64-distro.log   the distro run, our perf's shell test among it
+  arm64-check-nokunit.log
+                      make check's arm64 guest on the series kernel,
+                      which leaves KUnit to kunit.py (kunit.enable=0)
 
 Run: python3 -m unittest discover -s scripts/tests -p '*_test.py'
 """
@@ -161,13 +163,24 @@ class Parse(unittest.TestCase):
         # Its scope is KUnit: the guest's suites owe nothing there.
         self.assertNotIn(('exceptions:clang', '(suite)'), res['states'])
 
-    def test_boot_without_kunit_owes_none(self):
+    def test_distro_run(self):
         rc, _, res = self.run_.parse('x86_64-distro.log', arch='x86_64 distro',
-                                     required='kunit:perf_aux\ndistro:perf-test\n')
+                                     required='distro:*\ndistro:perf-test@x86_64-distro\n')
         self.assertEqual(rc, 0)
-        self.assertNotIn(('kunit:perf_aux', '(suite)'), res['states'])
         self.assertEqual(res['states'][('distro:perf-test', '108 perf record --call-graph '
                                         'fp,defer: stitched user callchains')], 'pass')
+
+    def test_boot_without_kunit_owes_none(self):
+        # The series kernel's check boot leaves KUnit to kunit.py
+        # (kunit.enable=0), with no scope: no KUnit suite is owed; a
+        # suite of its own still is.
+        rc, _, res = self.run_.parse('arm64-check-nokunit.log',
+                                     required='kunit:perf_aux\nexceptions:clang\n')
+        self.assertEqual(rc, 0)
+        self.assertNotIn(('kunit:perf_aux', '(suite)'), res['states'])
+        self.assertEqual(res['totals'], {'pass': 87, 'fail': 0, 'skip': 0})
+        rc, _, res = self.run_.parse('arm64-check-nokunit.log', required='no:such_suite\n')
+        self.assertEqual(res['states'][('no:such_suite', '(suite)')], 'fail')
 
     def test_expect_over_several_runs(self):
         _, _, kunit = self.run_.parse('arm64-kunit.log', arch='arm64 kunit')
