@@ -148,7 +148,10 @@ for ARCH in $ARCHES; do
 		ku=$BUILD/logs/$ARCH/kunit
 		cached_gate "kunit-$ARCH" "$(kunit_key)" "tree, .kunitconfig files and tools" \
 			"$ARCH kunit" "$ku.ktap" "$TOP/scripts/kunit.sh"
-		KCONFIG=$BUILD/kunit/$ARCH/.config collect "$ARCH kunit" "$ku.ktap" "$ku.json" \
+		# kunit.py's .config, if it built here (a kept verdict needs none).
+		kc=$BUILD/kunit/$ARCH/.config
+		[ -f "$kc" ] || kc=
+		KCONFIG=$kc collect "$ARCH kunit" "$ku.ktap" "$ku.json" \
 			--required "$TOP/configs/required-tests"
 	fi
 	for run in ${GUEST_RUNS:-$runs}; do
