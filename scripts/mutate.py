@@ -26,10 +26,6 @@
                               arm64 never recognizes a function's first
                               instructions: the deferred unwinder follows
                               x29 only
-  mutate.py no-unwind-reset TREE
-                              TIF_UNWIND_RESET is never set: the cookie and
-                              the cached trace of a task's first deferred
-                              unwind are never forgotten
   mutate.py no-arm64-unwinder TREE
                               arm64's user unwinder walks no task: deferred
                               user callchains are refused and perf walks
@@ -196,12 +192,6 @@ def no_entry_frame(root):
                    'static bool prologue_insn(u32 insn)\n{\n\treturn false;\n')])
 
 
-def no_unwind_reset(root):
-    edit(root, 'kernel/unwind/deferred.c',
-         [anywhere('unwind_reset_on_exit(void)\n{\n\tset_thread_flag(TIF_UNWIND_RESET);\n}',
-                   'unwind_reset_on_exit(void)\n{\n}')])
-
-
 def no_arm64_unwinder(root):
     edit(root, 'arch/arm64/include/asm/unwind_user.h',
          [anywhere('\tif (compat_user_mode(regs))\n\t\treturn 0;\n\treturn sizeof(long);\n',
@@ -237,7 +227,6 @@ if __name__ == '__main__':
                'no-fault-helper': no_fault_helper,
                'requester-only-records': requester_only_records,
                'no-entry-frame': no_entry_frame,
-               'no-unwind-reset': no_unwind_reset,
                'no-arm64-unwinder': no_arm64_unwinder,
                'no-deferred-leaf-fixup': no_deferred_leaf_fixup,
                'no-arm64-events': no_arm64_events,
