@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # 'make check': for each arch in $ARCHES build the kernel, the selftests and
 # the initramfs, run the KUnit suites with kunit.py, boot the guests
-# (GUEST_RUNS), run the suites and turn the serial logs into results;
-# then print one total line. A step that fails
+# (GUEST_RUNS), run the suites and turn the serial logs into results, and
+# compare upstream's suites on the base and the series; then print one
+# total line. A step that fails
 # counts as a failed test of that arch (with its log named), and the next
 # arch still runs. Then the bench smoke test and the mutants (MUTANTS=0
 # leaves them out).
@@ -141,9 +142,10 @@ for ARCH in $ARCHES; do
 	[ "$CHECK_FULL" = 1 ] && runs=${FULL_RUNS:-$CHECK_RUNS}
 	# The KUnit suites of the series as reviewers run them: kunit.py with
 	# the series' .kunitconfig files, on a kernel of its own
-	# (scripts/kunit.sh). Where the arch's series kernel boots for the
-	# suites (run 'check'); that boot leaves KUnit to this.
-	if [[ " ${GUEST_RUNS:-$runs} " == *" check "* ]]; then
+	# (scripts/kunit.sh), on UPSTREAM_ARCHES (lib.sh) where the arch's
+	# series kernel boots for the suites (run 'check'); that boot leaves
+	# KUnit to this.
+	if [[ " $UPSTREAM_ARCHES " == *" $ARCH "* && " ${GUEST_RUNS:-$runs} " == *" check "* ]]; then
 		gate "$ARCH: KUnit suites, kunit.py"
 		ku=$BUILD/logs/$ARCH/kunit
 		cached_gate "kunit-$ARCH" "$(kunit_key)" "tree, .kunitconfig files and tools" \
@@ -198,7 +200,7 @@ for ARCH in $ARCHES; do
 	# by side (scripts/upstream.sh): on arm64, and on x86_64, the arch
 	# that already has the tracepoints and the deferred callchains. Not
 	# when GUEST_RUNS picks boots (make check-quick, check-debug).
-	case " arm64 x86_64 " in *" $ARCH "*)
+	case " $UPSTREAM_ARCHES " in *" $ARCH "*)
 		[ -n "$GUEST_RUNS" ] && continue
 		gate "$ARCH: upstream suites, base and series"
 		up=$BUILD/logs/$ARCH/upstream

@@ -21,6 +21,13 @@ KSELFTEST_TARGETS=${KSELFTEST_TARGETS:-$(sed -e 's/#.*//' -e 's/:.*//' "$TOP/con
 SUPPORTED_ARCHES=$(cd "$TOP/scripts/arch" && ls -- *.sh | sed 's/\.sh$//' | tr '\n' ' ')
 SUPPORTED_ARCHES=${SUPPORTED_ARCHES% }
 
+# The arches judged by upstream's own runners in 'make check': kunit.py
+# runs their KUnit suites (scripts/kunit.sh), so their series kernel's
+# boot does not; and the suites upstream's CI runs compare the base and
+# the series there (scripts/upstream.sh). Another arch's guest runs the
+# KUnit suites at boot.
+UPSTREAM_ARCHES="arm64 x86_64"
+
 check_arch() {
 	case " $SUPPORTED_ARCHES " in
 	*" ${ARCH:-} "*) ;;
@@ -50,13 +57,13 @@ check_arch() {
 		CONFIG_EXTRA=debug
 		export CONFIG_EXTRA
 		;;
-	# VARIANT=64k: the series with 64 KiB pages, where the arch has them
-	# (configs/ARCH-64k.config).
+	# VARIANT=64k: the debug kernel with 64 KiB pages, where the arch
+	# has them (configs/ARCH-64k.config).
 	64k)
 		[ -f "$TOP/configs/$ARCH-64k.config" ] ||
 			die "VARIANT=64k: $ARCH has no 64 KiB-page configuration (configs/$ARCH-64k.config)"
 		OUT=$BUILD/out/$ARCH-64k
-		CONFIG_EXTRA=$ARCH-64k
+		CONFIG_EXTRA="debug $ARCH-64k"
 		export CONFIG_EXTRA
 		;;
 	# VARIANT=frag: the series with configs/ARCH-frag.config, for make

@@ -29,16 +29,17 @@ append="console=$CONSOLE panic=-1 oops=panic loglevel=4 harness.mode=$mode ${GUE
 # GUEST_SUITES="SUITE ...": check mode runs only those suites (the
 # guest's harness.suites=; mutants.sh): no KUnit unless one is named.
 [ -n "${GUEST_SUITES:-}" ] && append+=" harness.suites=$(echo $GUEST_SUITES | tr ' ' ,)"
-# The built-in KUnit suites run at boot in 'check' mode on the other
-# variants' kernels (64k, debug); on the series' kernel kunit.py runs
-# them (scripts/kunit.sh). KUNIT_FILTER=GLOB runs those that match in
-# any mode ('make bench').
+# The built-in KUnit suites run at boot in 'check' mode, but not on the
+# series' kernel of UPSTREAM_ARCHES (lib.sh), where kunit.py runs them
+# (scripts/kunit.sh). KUNIT_FILTER=GLOB runs those that match in any
+# mode ('make bench').
 # A guest is ours alone: the perf_aux cases that take nearly all free
 # memory to fragment it may run.
 append+=" aux_kunit.fragment=1"
 if [ -n "${KUNIT_FILTER:-}" ]; then
 	append+=" kunit.filter_glob=$KUNIT_FILTER"
-elif [ "$mode" != check ] || [ "${VARIANT:-series}" = series ] ||
+elif [ "$mode" != check ] ||
+	[[ "${VARIANT:-series}" = series && " $UPSTREAM_ARCHES " == *" $ARCH "* ]] ||
 	[[ -n "${GUEST_SUITES:-}" && " $GUEST_SUITES" != *" kunit:"* ]]; then
 	append+=" kunit.enable=0"
 fi
