@@ -38,10 +38,25 @@ kbuild_env
 # 300 s for the whole run.
 # kunit.py tries KVM first. Our guests all run under TCG, and KVM nested
 # in a VM can start a guest that never runs (this machine, 2026-12-06:
-# x86_64 hung before its first line): QEMU is shown /dev/null instead.
+# x86_64 hung before its first line): QEMU is shown /dev/null in place of
+# /dev/kvm, in a mount namespace of its own, made as root (also in a
+# chroot, where / is no mount point and only /dev can be made private)
+# or else in a user namespace.
+hide_kvm='{ mount --make-rprivate / 2>/dev/null || mount --make-rprivate /dev; } &&
+	mount --bind /dev/null /dev/kvm && exec "$@"'
 nokvm=()
-[ -e /dev/kvm ] && unshare --map-root-user --mount true 2>/dev/null && nokvm=(unshare --map-root-user --mount
-			  sh -c 'mount --bind /dev/null /dev/kvm && exec "$@"' sh)
+if [ -e /dev/kvm ]; then
+	for ns in "--mount --propagation unchanged" "--map-root-user --mount"; do
+		# shellcheck disable=SC2086 # $ns is two or three options
+		if unshare $ns sh -c "$hide_kvm" sh true 2>/dev/null; then
+			read -r -a nsopts <<<"$ns"
+			nokvm=(unshare "${nsopts[@]}" sh -c "$hide_kvm" sh)
+			break
+		fi
+	done
+	[ ${#nokvm[@]} -gt 0 ] ||
+		warn "no mount namespace to hide /dev/kvm in: kunit.py's guest may try KVM"
+fi
 rc=0
 rm -f "$kdir/test.log"
 (cd "$SRC" && "${nokvm[@]}" ./tools/testing/kunit/kunit.py run --arch="$KARCH" \
