@@ -8,6 +8,10 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 check_arch
 need_tree
+if [ -n "${NO_PERF:-}" ]; then
+	msg PERF "none for $ARCH: $NO_PERF"
+	exit 0
+fi
 
 build_lock
 PERF_OUT=$OUT/perf
