@@ -4,7 +4,8 @@
 # own runners, so that the base kernel and the series can be compared on
 # the same initramfs (scripts/upstream.sh): perf test's C tests (the
 # initramfs has no bash for its shell tests), and kselftest's ftrace (the
-# whole ftracetest), perf_events and verification collections.
+# whole ftracetest), perf_events and verification collections; and perf's
+# page-faults count of fixed workloads (pf-counts).
 rc=0
 # arm64 under TCG: sigtrap_threads's watchpoint storms take 4 of its 5
 # cases past their timeout on either kernel, and once held the guest for
@@ -17,6 +18,10 @@ done
 /kselftest/run_kselftest.sh $tests || rc=1
 # perf test last: 'HARNESS: suite' names every result after it.
 if command -v perf >/dev/null; then
+	# Not an upstream suite: what the series must not change about
+	# perf's page-faults count, compared with the base's by the gate.
+	echo "HARNESS: suite perf:page-faults"
+	pf-counts || rc=1
 	echo "HARNESS: suite perf:test"
 	# One test at a time (-S): two CPUs shared by parallel tests would
 	# make the counting tests depend on the scheduler.
