@@ -5,7 +5,8 @@
 # "First patch:" line names, by subject, the patch its series starts at;
 # the series runs to the patch before the next one's first patch. Each
 # is mailed against the bare base, so each must apply, and build, there
-# alone, without the series mailed before it.
+# alone, without the series mailed before it. A group of one patch (a fix
+# for its maintainers alone) is mailed without a cover letter.
 
 COVERS=$TOP/patches/cover
 

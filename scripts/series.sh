@@ -89,9 +89,12 @@ for i in "${!MAIL_NAME[@]}"; do
 	name=${MAIL_NAME[$i]} first=${MAIL_FIRST[$i]} last=${MAIL_LAST[$i]}
 	head=$(mail_replay "$first" "$last") ||
 		die "series $name (patches $first-$last) does not apply to the bare base alone"
+	# A fix of one patch goes alone, without a cover letter.
+	letter=--cover-letter
+	[ "$first" = "$last" ] && letter=--no-cover-letter
 	# The Message-Ids are made of the committer's address: the sender's.
 	GIT_COMMITTER_NAME=${sender% <*} GIT_COMMITTER_EMAIL=${sender##*<} GIT_COMMITTER_EMAIL=${GIT_COMMITTER_EMAIL%>} \
-		git -C "$SRC" format-patch -q --cover-letter --thread --base=base -o "$DIR/$name" base.."$head"
+		git -C "$SRC" format-patch -q $letter --thread --base=base -o "$DIR/$name" base.."$head"
 	for p in "$DIR/$name"/[0-9]*.patch; do
 		case "$p" in *0000-cover-letter.patch) continue ;; esac
 		sign "$p"
@@ -99,6 +102,10 @@ for i in "${!MAIL_NAME[@]}"; do
 		cc=$(gm "$p" | grep -vxF -f <(echo "$to" | tr ',' '\n') | paste -sd, - || true)
 		address "$p" "$to" "$cc"
 	done
+	if [ "$first" = "$last" ]; then
+		msg SERIES "$DIR/$name: series patch $first alone"
+		continue
+	fi
 	cover "$DIR/$name" "$COVERS/$name" "$head"
 	msg SERIES "$DIR/$name: cover letter + $((last - first + 1)) patches (series patches $first-$last)"
 done
