@@ -1,19 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The key that keeps page_fault_event() from looking at its trace events,
- * and so from testing the mode of every fault, while neither has a probe.
+ * The exceptions page fault trace events, defined once for the
+ * architectures whose fault handlers report faults through
+ * page_fault_enter() or page_fault_report().
  */
+#include <linux/kprobes.h>
 #include <linux/page_fault_event.h>
+#include <linux/ptrace.h>
 
-DEFINE_STATIC_KEY_FALSE(page_fault_trace_key);
+#define CREATE_TRACE_POINTS
+#include <trace/events/exceptions.h>
 
-int page_fault_trace_reg(void)
+/* Out of line, as Documentation/trace/tracepoints.rst asks of headers. */
+void do_page_fault_trace(struct pt_regs *regs, unsigned long address,
+			 unsigned long error_code)
 {
-	static_branch_inc(&page_fault_trace_key);
-	return 0;
+	if (user_mode(regs))
+		trace_page_fault_user(address, regs, error_code);
+	else
+		trace_page_fault_kernel(address, regs, error_code);
 }
-
-void page_fault_trace_unreg(void)
-{
-	static_branch_dec(&page_fault_trace_key);
-}
+NOKPROBE_SYMBOL(do_page_fault_trace);

@@ -2,63 +2,68 @@
 #ifndef _LINUX_PAGE_FAULT_EVENT_H
 #define _LINUX_PAGE_FAULT_EVENT_H
 
-#include <linux/jump_label.h>
-#include <linux/perf_event.h>
-#include <linux/ptrace.h>
-#include <trace/events/exceptions.h>
+#include <linux/kprobes.h>
+#include <linux/tracepoint-defs.h>
 
-#ifdef CONFIG_TRACEPOINTS
-/* On while either trace event has a probe: page_fault_trace_reg() */
-DECLARE_STATIC_KEY_FALSE(page_fault_trace_key);
-#define page_fault_traced()	static_branch_unlikely(&page_fault_trace_key)
-#else
-#define page_fault_traced()	false
-#endif
+struct pt_regs;
+
+DECLARE_TRACEPOINT(page_fault_user);
+DECLARE_TRACEPOINT(page_fault_kernel);
+
+void do_page_fault_trace(struct pt_regs *regs, unsigned long address,
+			 unsigned long error_code);
 
 /**
- * page_fault_event - Report a page fault to tracing and to perf
+ * page_fault_report - Report a page fault to the exceptions trace events
  * @regs: the registers at the time of the fault
  * @address: the faulting address, as the handler goes on to use it
  * @error_code: the architecture's description of the fault (the x86 error
  *	code, the arm64 ESR, the riscv scause)
  *
- * An architecture's page fault handler calls this once for every fault it
- * takes, right after kprobe_page_fault() has had its say and before it
- * decides anything about the fault. It emits, in this order:
+ * Emits exceptions:page_fault_user for a fault taken in user mode,
+ * exceptions:page_fault_kernel otherwise. An architecture whose handler
+ * must run kprobe_page_fault() after fixups of its own calls this where
+ * it wants the fault traced; the others call page_fault_enter().
  *
- * 1. the exceptions:page_fault_user tracepoint for a fault taken in user
- *    mode, exceptions:page_fault_kernel otherwise;
- * 2. the PERF_COUNT_SW_PAGE_FAULTS software event.
- *
- * Both therefore see the same faults: those kprobe_page_fault() consumed
- * (faults in a probe's handler that the architecture's kprobes fixed up)
- * are not reported; all others are, whatever comes of them: faults that
- * are resolved, that end in a signal, an exception fixup or an oops, and
- * faults taken with page faults disabled. A fault of an instruction that
- * kprobes single-step out of line is reported with the probed address as
- * the instruction pointer, which kprobe_page_fault() has put back. Which
- * exceptions reach the page fault handler is the architecture's business;
- * see Documentation/trace/events-page-fault.rst.
- *
- * With the trace events and the perf event disabled, it adds one static
- * branch to the fault path, whichever mode the fault was taken in: the
- * trace events are behind one key of their own, on while either of them
- * has a probe, and the perf event's branch was on the path already.
- *
- * This must be inlined: the fault handlers that call it may not be probed.
+ * While neither event is enabled this is two static branches; the mode
+ * test and the events themselves are out of line.
  */
-static __always_inline void page_fault_event(struct pt_regs *regs,
-					     unsigned long address,
-					     unsigned long error_code)
+static __always_inline void page_fault_report(struct pt_regs *regs,
+					      unsigned long address,
+					      unsigned long error_code)
 {
-	if (page_fault_traced()) {
-		if (user_mode(regs))
-			trace_page_fault_user(address, regs, error_code);
-		else
-			trace_page_fault_kernel(address, regs, error_code);
-	}
+	if (tracepoint_enabled(page_fault_user) ||
+	    tracepoint_enabled(page_fault_kernel))
+		do_page_fault_trace(regs, address, error_code);
+}
 
-	perf_sw_event(PERF_COUNT_SW_PAGE_FAULTS, 1, regs, address);
+/**
+ * page_fault_enter - Let kprobes have a page fault, then report it
+ * @regs: the registers at the time of the fault
+ * @address: the faulting address, as the handler goes on to use it
+ * @error_code: the architecture's description of the fault
+ * @trap: the trap number kprobe_page_fault() takes
+ *
+ * An architecture's page fault handler calls this first, before it
+ * decides anything about the fault. kprobe_page_fault() comes first: it
+ * puts back the probed address of an instruction that kprobes single-steps
+ * out of line, and may fix up a fault of a probe's handler itself. A fault
+ * it fixes up is not reported; every other is, with page_fault_report(),
+ * whatever comes of it. The perf software event PERF_COUNT_SW_PAGE_FAULTS
+ * is not emitted here: each architecture counts it where it decides that
+ * the fault is one it handles, as it always has.
+ *
+ * Return: true if kprobes handled the fault and the handler must return.
+ */
+static __always_inline bool page_fault_enter(struct pt_regs *regs,
+					     unsigned long address,
+					     unsigned long error_code,
+					     unsigned int trap)
+{
+	if (kprobe_page_fault(regs, trap))
+		return true;
+	page_fault_report(regs, address, error_code);
+	return false;
 }
 
 #endif /* _LINUX_PAGE_FAULT_EVENT_H */

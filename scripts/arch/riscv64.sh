@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # riscv64, the third arch: it has emitted the page fault events since
-# before the series, which converts it to page_fault_event(). See arm64.sh
+# before the series, which converts it to page_fault_enter(). See arm64.sh
 # for what each name means.
 
 CROSS_COMPILE=riscv64-linux-gnu-

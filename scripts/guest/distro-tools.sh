@@ -188,11 +188,12 @@ tools() {
 # Run the Documentation's examples (doc-examples.py), a subsection in one
 # shell, in order, each as written: it must succeed and print lines that
 # match its documented output. Where an example says ./prog, ./prog is a
-# glibc-linked program that faults (callchain); a bpftrace example runs
+# glibc-linked program that faults (callchain); ./touch16 is microbench
+# (16 stores, a page apart from 0xcafe0000); a bpftrace example runs
 # until it is interrupted, as a user would, after ./prog ran.
 doc_examples() {
 	local ex=/tmp/h/examples n f base cmd sect prev='' rc name pat
-	cp /tmp/h/bin/microbench $work/
+	cp /tmp/h/bin/microbench $work/touch16
 	cp /tmp/h/bin/callchain-dyn $work/prog
 	n=$(ls $ex/*.cmd | wc -l)
 	ktap_print_header
