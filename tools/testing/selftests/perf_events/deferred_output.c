@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Who receives PERF_RECORD_CALLCHAIN_DEFERRED, as the UAPI header says:
- * every event with defer_output that gets the task's side-band records,
- * whichever event asked for the record. A child, pinned to one CPU,
- * makes syscalls under three sessions:
+ * Who receives PERF_RECORD_CALLCHAIN_DEFERRED: every event with
+ * defer_output that gets the task's side-band records, whichever event
+ * asked for the record (the UAPI header tells consumers to expect records
+ * they have no sample for). A child, pinned to one CPU, makes syscalls
+ * under three sessions:
  *
  *   sampler:  task-clock samples of the child with defer_callchain;
  *   task:     a dummy event on the child that only sets defer_output;
