@@ -43,7 +43,7 @@ ALL=(
 	"perf-in-helper|arm64|mutate:perf-in-helper arm64 counts page-faults before the test for page faults disabled|$PF fault_count.faults_disabled.*;$PF fault_count.kprobe_fetch.*;$MN page_fault.exec.*;$MN fault_count.faults_disabled.*;$MN fault_count.kprobe_fetch.*;$PK write to a read-only kernel page"
 	"without-fault-helper|x86_64|revert:x86/mm: Report page faults through page_fault_enter()|$PF fault_count.kprobe_single_step.*;$MN page_fault.exec.*;$MN fault_count.kprobe_single_step.*"
 	"event-before-kprobe|riscv64|mutate:event-before-kprobe page_fault_enter() reports faults before kprobe_page_fault() has looked at them|$PF fault_count.kprobe_fetch.*;$PF fault_count.kprobe_single_step.*;$MN page_fault.exec.*;$MN fault_count.kprobe_fetch.*;$MN fault_count.kprobe_single_step.*"
-	"without-rv-arm64|arm64|revert:rv: Let the pagefault monitor run on arm64|verification:ftracetest: *"
+	"without-rv-arm64|arm64|revert:rv: Let the pagefault monitor run where the fault events are emitted|verification:ftracetest: *"
 	"without-caller-regs|arm64|revert:arm64: perf: Don't report the caller twice in tracepoint callchains|perf:page_fault_events: perf record -g*"
 	"without-cpu-wide-fix|arm64|revert:perf/core: Let CPU-wide events receive deferred callchains|$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DF deferred.per_cpu_self_output.*;perf_events:deferred_output: *"
 	"without-exec-fix|arm64|revert:unwind_user/deferred: Unwind the old program's stack at exec|perf_events:deferred_exec: *"

@@ -106,21 +106,12 @@ def tests(root):
         variant('kernel_write_to_user', '.want = { .write = true }', '.want = { .user = true, .write = true }'),
         # expect a thread's faults to carry the process id, not the thread id
         anywhere('EXPECT_EQ(tid, ev->pid)', 'EXPECT_EQ(tgid, ev->pid)'),
-        # unprivileged: EPERM instead of EACCES for kernel-mode counting
-        anywhere('EXPECT_EQ(EACCES, errno) TH_LOG("%s: %s", pf_events[i],',
-                 'EXPECT_EQ(EPERM, errno) TH_LOG("%s: %s", pf_events[i],'),
-        # raw samples: expect the open to succeed
-        anywhere('true);\n\t\tEXPECT_EQ(-1, fd)', 'true);\n\t\tEXPECT_LE(0, fd)'),
-        # user-mode counting: expect the 16 faults to be counted
-        anywhere('EXPECT_EQ(0, count);', 'EXPECT_EQ(USER_MAP_PAGES, count);'),
         # fault_count: expect perf to disagree with the tracepoint, and to
         # count the faults it does not count
         anywhere('EXPECT_TRUE(skips ? counted < COUNT_PAGES : counted == events)',
                  'EXPECT_TRUE(skips ? counted >= COUNT_PAGES : counted != events)'),
         # kprobe_single_step on arm64: expect the probe to be accepted
-        anywhere('EXPECT_EQ(-EINVAL, ret);', 'EXPECT_EQ(0, ret);'),
-        # tracefs: expect nobody to create an instance
-        anywhere('EXPECT_EQ(-1, mkdir(path, 0700))', 'EXPECT_EQ(0, mkdir(path, 0700))'),
+        anywhere('variant->probe_refused && ret == -EINVAL', 'variant->probe_refused && !ret'),
     ])
     edit(root, 'kernel/events/tests/aux_kunit.c', [
         # every layout case: expect one chunk more than the buffer has, and
