@@ -91,7 +91,7 @@ for i in "${!MAIL_NAME[@]}"; do
 		die "series $name (patches $first-$last) does not apply to the bare base alone"
 	# A fix of one patch goes alone, without a cover letter.
 	letter=--cover-letter
-	[ "$first" = "$last" ] && letter=--no-cover-letter
+	[ "$first" != "$last" ] || letter=--no-cover-letter
 	# The Message-Ids are made of the committer's address: the sender's.
 	GIT_COMMITTER_NAME=${sender% <*} GIT_COMMITTER_EMAIL=${sender##*<} GIT_COMMITTER_EMAIL=${GIT_COMMITTER_EMAIL%>} \
 		git -C "$SRC" format-patch -q $letter --thread --base=base -o "$DIR/$name" base.."$head"
@@ -102,7 +102,7 @@ for i in "${!MAIL_NAME[@]}"; do
 		cc=$(gm "$p" | grep -vxF -f <(echo "$to" | tr ',' '\n') | paste -sd, - || true)
 		address "$p" "$to" "$cc"
 	done
-	if [ "$first" = "$last" ]; then
+	if [ $letter = --no-cover-letter ]; then
 		msg SERIES "$DIR/$name: series patch $first alone"
 		continue
 	fi
