@@ -186,7 +186,7 @@ def aux_table(rows):
     if not sel:
         return []
     print('\n4. AUX buffer allocation and mapping (series, perf_aux KUnit suite): default PMU vs'
-          ' PERF_PMU_CAP_AUX_PREFER_LARGE\n   with AUX_VMAP (as SPE and TRBE), fresh memory vs no free block above order 3;'
+          ' PERF_PMU_CAP_AUX_PREFER_LARGE\n   (as SPE and cs_etm), fresh memory vs no free block above order 3;'
           ' entries = page table entries of the buffer mapped as SPE/TRBE do, vmap(VM_ALLOW_HUGE_VMAP)\n'
           '   (PMD blocks + contiguous PTE groups + PTEs), and of a plain vmap() as in v7.3;'
           ' instructions = guest ns under -icount shift=0')
@@ -223,7 +223,7 @@ def frag_table(rows):
     print('\n6. A long-running device (series, perf_aux_churn KUnit suite under page-cache,'
           ' anonymous and kernel-object churn):\n   AUX buffers of 4 MiB per CPU and 64 MiB'
           ' every 4th cycle, allocated and freed, for the default PMU (order-0 pages, what SPE\n'
-          '   and TRBE get on v7.3), PREFER_LARGE (with AUX_VMAP) with the series\' allocation policy, and'
+          '   and TRBE get on v7.3), PREFER_LARGE with the series\' allocation policy, and'
           ' PREFER_LARGE with that policy reverted\n   ("old": reclaim and compaction for'
           ' every order up to MAX_PAGE_ORDER for every chunk, as PREFER_LARGE PMUs get on v7.3).'
           ' Median over boots,'

@@ -45,9 +45,9 @@ fi
 # A long-running device (series only, like the AUX part): BENCH_FRAG_RUNS
 # boots each of the default PMU and PREFER_LARGE on the series, and of
 # PREFER_LARGE on the series without its AUX allocation policy (a worktree
-# with those patches reverted and the order cap taken out, as 'make
-# mutants' does), all with configs/ARCH-frag.config and a sparse disk whose
-# reads fill the page cache.
+# with those patches reverted, as 'make mutants' does), all with
+# configs/ARCH-frag.config and a sparse disk whose reads fill the page
+# cache.
 if [[ $PARTS == *" frag "* ]]; then
 	old=$BUILD/linux-frag-old
 	# A worktree left from an assembled tree that has since been removed
@@ -64,9 +64,6 @@ if [[ $PARTS == *" frag "* ]]; then
 		git -C "$old" revert --no-edit "$c" >/dev/null ||
 			die "'$subject' does not revert cleanly in $old"
 	done
-	python3 "$TOP/scripts/mutate.py" no-aux-order-cap "$old" &&
-		git -C "$old" commit -q -a -m "bench: no AUX order cap" ||
-		die "cannot take the AUX order cap out in $old"
 	VARIANT=frag "$TOP/scripts/build-kernel.sh"
 	VARIANT=frag-old "$TOP/scripts/build-kernel.sh"
 	disk=$OUTDIR/churn.img

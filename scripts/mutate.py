@@ -5,13 +5,6 @@
   mutate.py tests TREE        break one expectation of every case of the
                               page-fault selftest and of the perf_aux,
                               page_fault_event and vmap_huge KUnit suites
-  mutate.py no-huge-aux-map TREE
-                              SPE and TRBE vmap() their AUX buffers without
-                              VM_ALLOW_HUGE_VMAP (their KUnit cases must fail)
-  mutate.py no-aux-order-cap TREE
-                              rb_alloc_aux() lets a PMU with
-                              PERF_PMU_CAP_AUX_VMAP take chunks larger than
-                              the largest entry of a huge vmap()
   mutate.py perf-in-helper TREE
                               arm64 counts perf's page-faults right after
                               page_fault_enter(), before the test for page
@@ -139,20 +132,6 @@ def tests(root):
     ])
 
 
-def no_huge_aux_map(root):
-    edit(root, 'drivers/perf/arm_spe_pmu.c',
-         [anywhere('vmap(pglist, nr_pages, VM_MAP | VM_ALLOW_HUGE_VMAP,',
-                   'vmap(pglist, nr_pages, VM_MAP,')])
-    edit(root, 'drivers/hwtracing/coresight/coresight-trbe.c',
-         [anywhere('VM_MAP | VM_ALLOW_HUGE_VMAP,\n', 'VM_MAP,\n')])
-
-
-def no_aux_order_cap(root):
-    edit(root, 'kernel/events/ring_buffer.c',
-         [anywhere('max_order = min_t(int, max_order, vmap_huge_order());',
-                   'max_order = min_t(int, max_order, MAX_PAGE_ORDER);')])
-
-
 # arm64's do_page_fault() counts the perf event where v7.3 does: after the
 # faults taken with page faults disabled have gone.
 ARM64_ENTER = '\tif (page_fault_enter(regs, addr, esr, esr))\n\t\treturn 0;\n'
@@ -207,8 +186,7 @@ def event_before_kprobe(root):
 
 
 if __name__ == '__main__':
-    mutants = {'tests': tests, 'no-huge-aux-map': no_huge_aux_map,
-               'no-aux-order-cap': no_aux_order_cap,
+    mutants = {'tests': tests,
                'perf-in-helper': perf_in_helper,
                'requester-only-records': requester_only_records,
                'no-entry-frame': no_entry_frame,

@@ -141,7 +141,7 @@ case ,$parts, in *,aux,*)
 		desc = $0; sub(/: [0-9]+ pages \(.*/, "", desc)
 		pmu = desc ~ /^prefer-large/ ? "prefer-large" : desc ~ /^no-sg/ ? "no-sg" : "default"
 		state = desc ~ /fragmented/ ? "fragmented" : "fresh"
-		if (desc ~ /overwrite|watermark|freed|no vmap/)
+		if (desc ~ /overwrite|watermark|freed/)
 			next
 		chunks = num("chunks=[0-9]+"); ns = num("[0-9]+ ns$")
 		pages = num(": [0-9]+ pages"); kib = num("\\([0-9]+ KiB\\)")

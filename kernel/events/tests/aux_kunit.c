@@ -42,8 +42,8 @@ MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING");
 
 #define AUX_TEST_MAX_BYTES	SZ_32M
 
-/* What SPE, and the cs_etm PMU with a TRBE sink, ask for. */
-#define AUX_LARGE_VMAP	(PERF_PMU_CAP_AUX_PREFER_LARGE | PERF_PMU_CAP_AUX_VMAP)
+/* What SPE and the cs_etm PMU ask for. */
+#define AUX_LARGE	PERF_PMU_CAP_AUX_PREFER_LARGE
 
 static bool fragment;
 module_param(fragment, bool, 0444);
@@ -293,19 +293,6 @@ static int aux_chunk_order(unsigned long bytes)
 }
 
 /*
- * The order of the chunks on fresh memory: those of @bytes, and for a PMU
- * that maps them with a huge vmap(), none larger than its largest entry.
- */
-static int aux_fresh_order(unsigned int caps, unsigned long bytes)
-{
-	int order = aux_chunk_order(bytes);
-
-	if (caps & PERF_PMU_CAP_AUX_VMAP)
-		order = min_t(int, order, vmap_huge_order());
-	return order;
-}
-
-/*
  * The entries vmap() needs at most for a chunk of @order: PMD blocks, or
  * contiguous PTE groups where the architecture has them, or PTEs. Chunks
  * start at a multiple of their size in the buffer, so they are as aligned
@@ -348,7 +335,7 @@ static void aux_check_layout(struct kunit *test)
 	const struct aux_layout_case *p = test->param_value;
 	struct aux_test_ctx *ctx = test->priv;
 	struct aux_test_pmu *tpmu = &ctx->tpmu;
-	int order = aux_fresh_order(p->caps, p->chunk);
+	int order = aux_chunk_order(p->chunk);
 	int nr_pages = p->size >> PAGE_SHIFT;
 	int nr_chunks = nr_pages >> order;
 	int ret;
@@ -376,9 +363,6 @@ static void aux_check_layout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tpmu->chunks[order], nr_chunks);
 	/* Chunks that happen to be adjacent may need fewer entries. */
 	KUNIT_EXPECT_LE(test, aux_entries(tpmu), aux_entries_needed(tpmu));
-	/* Chunks cut down to the largest entry take one entry each. */
-	if (order < aux_chunk_order(p->chunk))
-		KUNIT_EXPECT_EQ(test, aux_entries(tpmu), nr_chunks);
 }
 
 static const struct aux_layout_case default_pmu_cases[] = {
@@ -398,26 +382,22 @@ static void aux_default_pmu_gets_single_pages(struct kunit *test)
 
 /*
  * Chunks of the watermark's size, rounded up to a power of two pages; the
- * watermark is half the buffer by default. A PMU that maps the buffer with
- * a huge vmap(), as SPE and TRBE do, gets none larger than the largest
- * entry of that mapping; one that doesn't (Intel PT's ToPA) gets chunks of
- * up to MAX_PAGE_ORDER.
+ * watermark is half the buffer by default, and no chunk is larger than
+ * MAX_PAGE_ORDER.
  */
 static const struct aux_layout_case prefer_large_cases[] = {
 	{ .desc = "prefer-large, 1 MiB", .size = SZ_1M,
-	  .caps = AUX_LARGE_VMAP, .chunk = SZ_512K },
+	  .caps = AUX_LARGE, .chunk = SZ_512K },
 	{ .desc = "prefer-large, 4 MiB", .size = SZ_4M,
-	  .caps = AUX_LARGE_VMAP, .chunk = SZ_2M },
+	  .caps = AUX_LARGE, .chunk = SZ_2M },
 	{ .desc = "prefer-large, 16 MiB", .size = SZ_16M,
-	  .caps = AUX_LARGE_VMAP, .chunk = SZ_8M },
+	  .caps = AUX_LARGE, .chunk = SZ_8M },
 	{ .desc = "prefer-large, 4 MiB, watermark 64 KiB",
 	  .size = SZ_4M, .wm = SZ_64K,
-	  .caps = AUX_LARGE_VMAP, .chunk = SZ_64K },
+	  .caps = AUX_LARGE, .chunk = SZ_64K },
 	{ .desc = "prefer-large, 4 MiB, watermark 12 KiB",
 	  .size = SZ_4M, .wm = 12 * SZ_1K,
-	  .caps = AUX_LARGE_VMAP, .chunk = SZ_16K },
-	{ .desc = "prefer-large, no vmap, 16 MiB", .size = SZ_16M,
-	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .chunk = SZ_8M },
+	  .caps = AUX_LARGE, .chunk = SZ_16K },
 };
 
 KUNIT_ARRAY_PARAM_DESC(prefer_large, prefer_large_cases, desc);
@@ -430,21 +410,18 @@ static void aux_prefer_large_chunks_follow_watermark(struct kunit *test)
 /* No watermark in overwrite mode: chunks as large as the buffer allows. */
 static const struct aux_layout_case overwrite_cases[] = {
 	{ .desc = "prefer-large, 1 MiB, overwrite", .size = SZ_1M,
-	  .caps = AUX_LARGE_VMAP, .overwrite = true,
+	  .caps = AUX_LARGE, .overwrite = true,
 	  .chunk = SZ_1M },
 	{ .desc = "prefer-large, 4 MiB, overwrite", .size = SZ_4M,
-	  .caps = AUX_LARGE_VMAP, .overwrite = true,
+	  .caps = AUX_LARGE, .overwrite = true,
 	  .chunk = SZ_4M },
 	{ .desc = "prefer-large, 16 MiB, overwrite", .size = SZ_16M,
-	  .caps = AUX_LARGE_VMAP, .overwrite = true,
+	  .caps = AUX_LARGE, .overwrite = true,
 	  .chunk = SZ_16M },
 	{ .desc = "prefer-large, 4 MiB, overwrite, watermark 64 KiB",
 	  .size = SZ_4M, .wm = SZ_64K,
-	  .caps = AUX_LARGE_VMAP, .overwrite = true,
+	  .caps = AUX_LARGE, .overwrite = true,
 	  .chunk = SZ_4M },
-	{ .desc = "prefer-large, no vmap, 16 MiB, overwrite", .size = SZ_16M,
-	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .overwrite = true,
-	  .chunk = SZ_16M },
 };
 
 KUNIT_ARRAY_PARAM_DESC(overwrite, overwrite_cases, desc);
@@ -477,7 +454,7 @@ static void aux_no_sg_overwrite_is_one_chunk_or_fails(struct kunit *test)
 static const struct aux_layout_case free_cases[] = {
 	{ .desc = "default PMU, 4 MiB, freed", .size = SZ_4M },
 	{ .desc = "prefer-large, 4 MiB, freed", .size = SZ_4M,
-	  .caps = AUX_LARGE_VMAP },
+	  .caps = AUX_LARGE },
 };
 
 KUNIT_ARRAY_PARAM_DESC(free, free_cases, desc);
@@ -779,11 +756,11 @@ static const struct aux_layout_case fragmented_cases[] = {
 	{ .desc = "default PMU, 4 MiB, fragmented", .size = SZ_4M },
 	{ .desc = "default PMU, 16 MiB, fragmented", .size = SZ_16M },
 	{ .desc = "prefer-large, 1 MiB, fragmented", .size = SZ_1M,
-	  .caps = AUX_LARGE_VMAP },
+	  .caps = AUX_LARGE },
 	{ .desc = "prefer-large, 4 MiB, fragmented", .size = SZ_4M,
-	  .caps = AUX_LARGE_VMAP },
+	  .caps = AUX_LARGE },
 	{ .desc = "prefer-large, 16 MiB, fragmented", .size = SZ_16M,
-	  .caps = AUX_LARGE_VMAP },
+	  .caps = AUX_LARGE },
 };
 
 KUNIT_ARRAY_PARAM_DESC(fragmented, fragmented_cases, desc);
@@ -798,8 +775,8 @@ static void aux_prefer_large_falls_back_without_reclaim(struct kunit *test)
 	unsigned long *events;
 	int nr_pages = p->size >> PAGE_SHIFT;
 	/* PREFER_LARGE, watermark half the buffer */
-	int fresh_order = p->caps ? aux_fresh_order(p->caps, p->size / 2) : 0;
-	int ret, order, large = 0;
+	int fresh_order = p->caps ? aux_chunk_order(p->size / 2) : 0;
+	int ret, order, large = 0, max_tries;
 
 	events = kunit_kcalloc(test, NR_VM_EVENT_ITEMS, sizeof(*events),
 			       GFP_KERNEL);
@@ -868,8 +845,8 @@ static void aux_prefer_large_falls_back_without_reclaim(struct kunit *test)
 	 * failure per order above AUX_FRAG_ORDER, and one success per chunk
 	 * above it.
 	 */
-	KUNIT_EXPECT_LE(test, seen.tries,
-			max(fresh_order - AUX_FRAG_ORDER, 0) + large);
+	max_tries = max(fresh_order - AUX_FRAG_ORDER, 0) + large;
+	KUNIT_EXPECT_LE(test, seen.tries, max_tries);
 }
 
 /*
@@ -921,7 +898,7 @@ static void aux_churn(struct kunit *test)
 
 	bufs = kunit_kcalloc(test, nr_cpus + 1, sizeof(*bufs), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, bufs);
-	tpmu->pmu.capabilities = churn_prefer_large ? AUX_LARGE_VMAP : 0;
+	tpmu->pmu.capabilities = churn_prefer_large ? AUX_LARGE : 0;
 	n = 0;
 	for_each_online_cpu(cpu) {
 		if (n == nr_cpus)
