@@ -240,7 +240,6 @@ DISTRO_APPEND="nr_cpus=1"
 build_guest() {
 	local s
 	for s in deps build-kernel build-selftests build-perf build-rootfs; do
-		[ $s = build-perf ] && [ -n "${NO_PERF:-}" ] && continue
 		"$TOP/scripts/$s.sh" || { FAILED_STEP=$s; return 1; }
 	done
 }

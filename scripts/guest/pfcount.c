@@ -64,14 +64,19 @@ static int work(const char *what, char *p, long pages, long step, double secs)
 	double end;
 	long i;
 
-	for (i = 0; !strcmp(what, "write") && i < pages; i++)
-		p[i * step] = 1;
-	for (i = 0; !strcmp(what, "futex") && i < pages; i++)
-		syscall(SYS_futex, &word, FUTEX_WAKE_OP_PRIVATE, 0, NULL, p + i * step,
-			FUTEX_OP(FUTEX_OP_SET, 1, FUTEX_OP_CMP_EQ, 0));
-	for (end = now() + secs; !strcmp(what, "fp") && now() < end;)
-		if (!spin_on_frame(p))
-			return -1;
+	if (!strcmp(what, "write")) {
+		for (i = 0; i < pages; i++)
+			p[i * step] = 1;
+	} else if (!strcmp(what, "futex")) {
+		for (i = 0; i < pages; i++)
+			syscall(SYS_futex, &word, FUTEX_WAKE_OP_PRIVATE, 0, NULL,
+				p + i * step,
+				FUTEX_OP(FUTEX_OP_SET, 1, FUTEX_OP_CMP_EQ, 0));
+	} else {
+		for (end = now() + secs; now() < end;)
+			if (!spin_on_frame(p))
+				return -1;
+	}
 	return 0;
 }
 
