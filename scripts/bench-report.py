@@ -185,7 +185,7 @@ def aux_table(rows):
     sel = [r for r in rows if r.get('part') == 'aux']
     if not sel:
         return []
-    print('\n4. AUX buffer allocation and mapping (series, perf_aux KUnit suite): default PMU vs'
+    print('\n4. AUX buffer allocation and mapping (series, the perf_aux_bench suite of make bench): default PMU vs'
           ' PERF_PMU_CAP_AUX_PREFER_LARGE\n   (as SPE and cs_etm), fresh memory vs no free block above order 3;'
           ' entries = page table entries of the buffer mapped as SPE/TRBE do, vmap(VM_ALLOW_HUGE_VMAP)\n'
           '   (PMD blocks + contiguous PTE groups + PTEs), and of a plain vmap() as in v7.3;'
@@ -220,7 +220,7 @@ def frag_table(rows):
     cols = [('series', 'default', 'default PMU'),
             ('series', 'prefer-large', 'PREFER_LARGE'),
             ('series-old', 'prefer-large', 'PREFER_LARGE, old')]
-    print('\n6. A long-running device (series, perf_aux_churn KUnit suite under page-cache,'
+    print('\n6. A long-running device (series, the perf_aux_churn suite of make bench under page-cache,'
           ' anonymous and kernel-object churn):\n   AUX buffers of 4 MiB per CPU and 64 MiB'
           ' every 4th cycle, allocated and freed, for the default PMU (order-0 pages, what SPE\n'
           '   and TRBE get on v7.3), PREFER_LARGE with the series\' allocation policy, and'

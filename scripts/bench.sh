@@ -34,37 +34,53 @@ if [[ $PARTS == *" guest "* ]]; then
 	# The fault handler's code, base and series, side by side.
 	logs+=("vmlinux-base=$BUILD/out/$ARCH-base/vmlinux" "vmlinux-series=$BUILD/out/$ARCH/vmlinux")
 fi
-# The AUX allocator (series only: the KUnit suite that measures it is part
-# of the series), in a boot of its own so that its fragmentation fixture
-# leaves the other parts' page allocator alone.
-if [[ $PARTS == *" aux "* ]]; then
-	KUNIT_FILTER=perf_aux ICOUNT=1 GUEST_LOG=bench-aux-icount GUEST_APPEND="bench.parts=aux" \
-		"$TOP/scripts/run-guest.sh" bench
-	logs+=("series=$BUILD/logs/$ARCH/bench-aux-icount.log")
-fi
-# A long-running device (series only, like the AUX part): BENCH_FRAG_RUNS
-# boots each of the default PMU and PREFER_LARGE on the series, and of
-# PREFER_LARGE on the series without its AUX allocation policy (a worktree
-# with those patches reverted, as 'make mutants' does), all with
-# configs/ARCH-frag.config and a sparse disk whose reads fill the page
-# cache.
-if [[ $PARTS == *" frag "* ]]; then
-	old=$BUILD/linux-frag-old
+# The AUX allocator and a long-running device are measured by a KUnit
+# suite of the harness's own (scripts/bench/aux_bench.c, not part of the
+# series), built into two trees beside the series': linux-frag (the
+# series) and linux-frag-old (the series without its AUX allocation
+# policy, those patches reverted as 'make mutants' does).
+# bench_tree DIR [SUBJECT...]: DIR at the series' HEAD, the patches with
+# those subjects reverted, and the bench suite added.
+bench_tree() {
+	local dir=$BUILD/$1 subject c
+	shift
 	# A worktree left from an assembled tree that has since been removed
 	# is made again.
-	if [ "$(git -C "$old" rev-parse --show-toplevel 2>/dev/null)" != "$old" ]; then
-		rm -rf "$old"
+	if [ "$(git -C "$dir" rev-parse --show-toplevel 2>/dev/null)" != "$dir" ]; then
+		rm -rf "$dir"
 		git -C "$SRC" worktree prune
-		git -C "$SRC" worktree add -q --detach "$old" HEAD
+		git -C "$SRC" worktree add -q --detach "$dir" HEAD
 	fi
-	git -C "$old" checkout -q --detach "$(git -C "$SRC" rev-parse HEAD)"
-	for subject in "perf/aux: Don't retry AUX chunk orders that already failed" \
-		"perf/aux: Don't reclaim or compact for AUX pages a PMU only prefers large"; do
+	git -C "$dir" reset -q --hard
+	git -C "$dir" clean -qfd kernel/events
+	git -C "$dir" checkout -q --detach "$(git -C "$SRC" rev-parse HEAD)"
+	for subject in "$@"; do
 		c=$(series_commit "$subject") || die "no single patch '$subject' in the series"
-		git -C "$old" revert --no-edit "$c" >/dev/null ||
-			die "'$subject' does not revert cleanly in $old"
+		git -C "$dir" revert --no-edit "$c" >/dev/null ||
+			die "'$subject' does not revert cleanly in $dir"
 	done
+	cp "$TOP/scripts/bench/aux_bench.c" "$dir/kernel/events/tests/"
+	echo 'obj-$(CONFIG_KUNIT) += tests/aux_bench.o' >>"$dir/kernel/events/Makefile"
+}
+if [[ $PARTS == *" aux "* || $PARTS == *" frag "* ]]; then
+	bench_tree linux-frag
 	VARIANT=frag "$TOP/scripts/build-kernel.sh"
+fi
+# The AUX allocator, in a boot of its own so that its fragmentation
+# fixture leaves the other parts' page allocator alone.
+if [[ $PARTS == *" aux "* ]]; then
+	VARIANT=frag KUNIT_FILTER=perf_aux_bench ICOUNT=1 GUEST_LOG=bench-aux-icount \
+		GUEST_APPEND="bench.parts=aux aux_bench.fragment=1" "$TOP/scripts/run-guest.sh" bench
+	logs+=("series=$BUILD/logs/$ARCH/bench-aux-icount.log")
+fi
+# A long-running device: BENCH_FRAG_RUNS boots each of the default PMU and
+# PREFER_LARGE on the series, and of PREFER_LARGE on the series without
+# its AUX allocation policy, all with configs/ARCH-frag.config and a
+# sparse disk whose reads fill the page cache.
+if [[ $PARTS == *" frag "* ]]; then
+	bench_tree linux-frag-old "perf/aux: Add KUnit tests for the AUX area allocator" \
+		"perf/aux: Don't retry AUX chunk orders that already failed" \
+		"perf/aux: Don't reclaim or compact for AUX pages a PMU only prefers large"
 	VARIANT=frag-old "$TOP/scripts/build-kernel.sh"
 	disk=$OUTDIR/churn.img
 	rm -f "$disk"

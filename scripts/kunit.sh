@@ -24,9 +24,7 @@ done
 
 build_lock
 kbuild_env
-# A fragment of perf_aux takes nearly all free memory: kunit.py's guest
-# is ours alone (1 GiB), so it may run. TCG needs more than the default
-# 300 s for the whole run.
+# TCG needs more than kunit.py's default 300 s for the whole run.
 # kunit.py tries KVM first. Our guests all run under TCG, and KVM nested
 # in a VM can start a guest that never runs (this machine, 2026-12-06:
 # x86_64 hung before its first line): QEMU is shown /dev/null in place of
@@ -53,7 +51,7 @@ rm -f "$kdir/test.log"
 (cd "$SRC" && "${nokvm[@]}" ./tools/testing/kunit/kunit.py run --arch="$KARCH" \
 	${CROSS_COMPILE:+--cross_compile="$CROSS_COMPILE"} --build_dir="$kdir" \
 	--make_options="CC=$KCC" \
-	--jobs="$(nproc)" --timeout=900 --kernel_args=aux_kunit.fragment=1 "${args[@]}") \
+	--jobs="$(nproc)" --timeout=900 "${args[@]}") \
 	>"$out" 2>&1 || rc=$?
 
 # The console of the run (what kunit.py parsed), then our results.

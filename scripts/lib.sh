@@ -66,14 +66,14 @@ check_arch() {
 		CONFIG_EXTRA="debug $ARCH-64k"
 		export CONFIG_EXTRA
 		;;
-	# VARIANT=frag: the series with configs/ARCH-frag.config, for make
-	# bench's fragmentation runs; frag-old: the same without the series'
-	# AUX allocation policy (the tree bench.sh prepares).
+	# VARIANT=frag: the series with make bench's AUX suite and
+	# configs/ARCH-frag.config; frag-old: the same without the series'
+	# AUX allocation policy (the trees bench.sh prepares).
 	frag|frag-old)
 		[ -f "$TOP/configs/$ARCH-frag.config" ] ||
 			die "VARIANT=$VARIANT: $ARCH has no configs/$ARCH-frag.config"
 		OUT=$BUILD/out/$ARCH-$VARIANT
-		[ "$VARIANT" = frag-old ] && SRC=$BUILD/linux-frag-old
+		SRC=$BUILD/linux-$VARIANT
 		CONFIG_EXTRA=$ARCH-frag
 		export CONFIG_EXTRA
 		;;

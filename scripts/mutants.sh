@@ -54,12 +54,12 @@ ALL=(
 	"without-unwinder|arm64|revert:arm64: Add the frame pointer user unwinder|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DH *;$DI *;$DE *"
 	"no-deferred-leaf-fixup|arm64|mutate:no-deferred-leaf-fixup perf fixes up arm64 leaf frames of callchains taken in place only|perf:page_fault_events: perf record --call-graph fp,defer, stopped*;distro:perf-test: *"
 	"no-arm64-unwinder|arm64|mutate:no-arm64-unwinder arm64's user unwinder walks no task|distro:perf-test: *"
-	"without-no-reclaim|arm64|revert:perf/aux: Don't reclaim or compact for AUX pages a PMU only prefers large|$PA prefer-large, * MiB, fragmented"
-	"without-no-retry|arm64|revert:perf/aux: Don't retry AUX chunk orders that already failed|$PA prefer-large, * MiB, fragmented"
-	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;kunit:perf_aux_churn: *;$VH *;$PK *"
-	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;kunit:perf_aux_churn: *;$VH vmap_huge_[!c]*;$PK *"
+	"without-no-reclaim|arm64|mutate:aux-reclaims rb_alloc_aux_page() may reclaim for every chunk|$PA aux_large_chunks_never_reclaim"
+	"without-no-retry|arm64|revert:perf/aux: Don't retry AUX chunk orders that already failed|$PA prefer-large, 4 MiB, no large block free"
+	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;$VH *;$PK *"
+	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;$VH vmap_huge_[!c]*;$PK *"
 	"requester-only-records|arm64|mutate:requester-only-records deferred records only to events with defer_callchain|perf_events:deferred_output: *;$DF deferred.cpu_clock.*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DH *;$DI *"
-	"without-vmap-huge|arm64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_pmd_block;$VH vmap_huge_cont_groups;$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;$VH vmap_huge_unmap;$PA prefer-large, 1 MiB;$PA prefer-large, 4 MiB;$PA prefer-large, 16 MiB;$PA prefer-large, 4 MiB, watermark 64 KiB;$PA prefer-large, * MiB, overwrite*;$PA no-sg, 64 KiB, overwrite;$PA no-sg, largest block, overwrite"
+	"without-vmap-huge|arm64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_pmd_block;$VH vmap_huge_cont_groups;$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;$VH vmap_huge_unmap;$VH vmap_huge_set_memory"
 )
 
 git_t() { git -C "$SRC" "$@"; }

@@ -29,6 +29,9 @@
                               arm64 calls kprobe_page_fault() where it calls
                               page_fault_enter(): no page fault tracepoint
                               (they stay defined, for the RV monitor)
+  mutate.py aux-reclaims TREE
+                              rb_alloc_aux_page() may reclaim and compact
+                              for every chunk, as before the series
   mutate.py event-before-kprobe TREE
                               page_fault_enter() reports a fault before
                               kprobe_page_fault() has looked at it: also the
@@ -107,18 +110,17 @@ def tests(root):
         anywhere('variant->probe_refused && ret == -EINVAL', 'variant->probe_refused && !ret'),
     ])
     edit(root, 'kernel/events/tests/aux_kunit.c', [
-        # every layout case: expect one chunk more than the buffer has, and
-        # success where one chunk cannot hold a NO_SG buffer
-        anywhere('KUNIT_EXPECT_EQ(test, tpmu->nr_chunks, nr_chunks);',
-                 'KUNIT_EXPECT_EQ(test, tpmu->nr_chunks, nr_chunks + 1);'),
-        table('no_sg_cases', '.err = -ENOMEM }', '.err = 0 }'),
-        # free: expect setup_aux's buffer to be freed twice
-        anywhere('KUNIT_EXPECT_EQ(test, ctx->tpmu.free_calls, 1);',
-                 'KUNIT_EXPECT_EQ(test, ctx->tpmu.free_calls, 2);'),
-        # fragmented: expect the allocation to have reclaimed or compacted
-        anywhere('KUNIT_EXPECT_EQ(test, seen.costly, 0);', 'KUNIT_EXPECT_GT(test, seen.costly, 0);'),
-        # churn: expect the one cycle at boot to fail an allocation
-        anywhere('KUNIT_EXPECT_EQ(test, failed, 0);', 'KUNIT_EXPECT_EQ(test, failed, 1);'),
+        # layout: expect one chunk more than the buffer has, and success
+        # where one chunk cannot hold a NO_SG buffer
+        anywhere('KUNIT_EXPECT_EQ(test, t->nr_chunks, nr_chunks);',
+                 'KUNIT_EXPECT_EQ(test, t->nr_chunks, nr_chunks + 1);'),
+        table('layout_cases', '.err = -ENOMEM }', '.err = 0 }'),
+        # expect a NO_SG chunk that may not reclaim
+        anywhere('KUNIT_EXPECT_EQ(test, log.high_reclaim, log.high);',
+                 'KUNIT_EXPECT_EQ(test, log.high_reclaim, 0);'),
+        # expect one more call above the largest free order
+        anywhere('KUNIT_EXPECT_EQ(test, t->asked_above, expected);',
+                 'KUNIT_EXPECT_EQ(test, t->asked_above, expected + 1);'),
     ])
     edit(root, 'mm/tests/page_fault_event_kunit.c', [
         # the write: expect two page_fault_kernel events; the read: one
@@ -185,6 +187,11 @@ def event_before_kprobe(root):
     ])
 
 
+def aux_reclaims(root):
+    edit(root, 'kernel/events/ring_buffer.c',
+         [anywhere('\t\t\tgfp = PERF_AUX_GFP_NO_RECLAIM;\n', '\t\t\tgfp = PERF_AUX_GFP;\n')])
+
+
 if __name__ == '__main__':
     mutants = {'tests': tests,
                'perf-in-helper': perf_in_helper,
@@ -193,7 +200,8 @@ if __name__ == '__main__':
                'no-arm64-unwinder': no_arm64_unwinder,
                'no-deferred-leaf-fixup': no_deferred_leaf_fixup,
                'no-arm64-events': no_arm64_events,
-               'event-before-kprobe': event_before_kprobe}
+               'event-before-kprobe': event_before_kprobe,
+               'aux-reclaims': aux_reclaims}
     if len(sys.argv) != 3 or sys.argv[1] not in mutants:
         sys.exit(__doc__)
     mutants[sys.argv[1]](sys.argv[2])

@@ -33,9 +33,6 @@ append="console=$CONSOLE panic=-1 oops=panic loglevel=4 harness.mode=$mode ${GUE
 # series' kernel of UPSTREAM_ARCHES (lib.sh), where kunit.py runs them
 # (scripts/kunit.sh). KUNIT_FILTER=GLOB runs those that match in any
 # mode ('make bench').
-# A guest is ours alone: the perf_aux cases that take nearly all free
-# memory to fragment it may run.
-append+=" aux_kunit.fragment=1"
 if [ -n "${KUNIT_FILTER:-}" ]; then
 	append+=" kunit.filter_glob=$KUNIT_FILTER"
 elif [ "$mode" != check ] ||

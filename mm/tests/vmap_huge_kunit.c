@@ -16,10 +16,10 @@
 #include <linux/log2.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/pgtable.h>
+#include <linux/set_memory.h>
 #include <linux/sizes.h>
 #include <linux/vmalloc.h>
-
-MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING");
 
 /* No block larger than this, nor than 1/64 of memory, is ever allocated. */
 #define VMAP_TEST_MAX_BYTES	SZ_32M
@@ -39,6 +39,41 @@ struct vmap_test {
 	unsigned int nr_pages;
 	void *addr;
 };
+
+/*
+ * The size of the init_mm entry that maps @vaddr: PUD_SIZE or PMD_SIZE for
+ * a block, the contiguous PTE size for a PTE of a group, PAGE_SIZE for a
+ * lone PTE, 0 if nothing maps it. (The suite is built in: init_mm is ours.)
+ */
+static unsigned long entry_size(const void *vaddr)
+{
+	unsigned long addr = (unsigned long)vaddr;
+	pgd_t *pgd = pgd_offset_k(addr);
+	p4d_t *p4d;
+	pud_t *pud;
+	pmd_t *pmd;
+	pte_t *pte;
+
+	if (pgd_none(pgdp_get(pgd)))
+		return 0;
+	p4d = p4d_offset(pgd, addr);
+	if (p4d_none(p4dp_get(p4d)))
+		return 0;
+	pud = pud_offset(p4d, addr);
+	if (pud_none(pudp_get(pud)))
+		return 0;
+	if (pud_leaf(pudp_get(pud)))
+		return PUD_SIZE;
+	pmd = pmd_offset(pud, addr);
+	if (pmd_none(pmdp_get(pmd)))
+		return 0;
+	if (pmd_leaf(pmdp_get(pmd)))
+		return PMD_SIZE;
+	pte = pte_offset_kernel(pmd, addr);
+	if (!pte_present(ptep_get(pte)))
+		return 0;
+	return arch_vmap_pte_range_unmap_size(addr, pte);
+}
 
 /* Pages in a group of contiguous PTEs, or 0 if vmap() cannot make one. */
 static unsigned int cont_pages(void)
@@ -159,7 +194,7 @@ static void census(struct kunit *test, struct vmap_census *c)
 	for (idx = 0; idx < t->nr_pages; idx += size >> PAGE_SHIFT) {
 		void *addr = t->addr + idx * PAGE_SIZE;
 
-		size = vmalloc_entry_size(addr);
+		size = entry_size(addr);
 		KUNIT_ASSERT_NE_MSG(test, size, 0, "page %u is not mapped", idx);
 		KUNIT_ASSERT_LE_MSG(test, size, PMD_SIZE,
 				    "a PUD block maps page %u", idx);
@@ -174,7 +209,7 @@ static void census(struct kunit *test, struct vmap_census *c)
 		for (i = 0; i < size >> PAGE_SHIFT; i++) {
 			/* Every PTE of a group says it is in one. */
 			if ((size == PMD_SIZE ||
-			     vmalloc_entry_size(addr + i * PAGE_SIZE) == size) &&
+			     entry_size(addr + i * PAGE_SIZE) == size) &&
 			    page_ok(t, idx + i))
 				continue;
 			if (!wrong++)
@@ -368,8 +403,47 @@ static void vmap_huge_unmap(struct kunit *test)
 	vunmap_range((unsigned long)t->addr,
 		     (unsigned long)t->addr + (nr + 1) * PAGE_SIZE);
 	for (idx = 0; idx <= nr; idx++)
-		mapped += vmalloc_entry_size(t->addr + idx * PAGE_SIZE) != 0;
+		mapped += entry_size(t->addr + idx * PAGE_SIZE) != 0;
 	KUNIT_EXPECT_EQ_MSG(test, mapped, 0, "pages still mapped after unmap");
+}
+
+/*
+ * set_memory_*() on a page of a flagged area: the architecture either
+ * refuses it and leaves the mapping alone (arm64 changes only VM_ALLOC
+ * areas), or splits the entry the page is in so that the page gets a PTE
+ * of its own (x86). Either way every page stays mapped to its own page.
+ */
+static void vmap_huge_set_memory(struct kunit *test)
+{
+	struct vmap_test *t = test->priv;
+	bool is_block;
+	unsigned int nr = granule_pages(test, &is_block);
+	struct vmap_census c;
+	unsigned long addr;
+	int ret;
+
+	if (!IS_ENABLED(CONFIG_ARCH_HAS_SET_MEMORY))
+		kunit_skip(test, "no set_memory_*() here");
+	add_run(page_array(test, nr), take_block(test, ilog2(nr)), nr);
+	map_and_count(test, VM_ALLOW_HUGE_VMAP, &c);
+	expect_granules(test, &c, is_block, 1, 0);
+
+	addr = (unsigned long)t->addr + PAGE_SIZE;
+	ret = set_memory_ro(addr, 1);
+	if (ret) {
+		kunit_info(test, "set_memory_ro() refused: %d\n", ret);
+		KUNIT_EXPECT_EQ(test, ret, -EINVAL);
+		census(test, &c);
+		expect_granules(test, &c, is_block, 1, 0);
+		return;
+	}
+	KUNIT_EXPECT_EQ(test, entry_size((void *)addr), PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, vmalloc_to_page((void *)addr), t->pages[1]);
+	KUNIT_ASSERT_EQ(test, set_memory_rw(addr, 1), 0);
+	census(test, &c);
+	kunit_info(test, "set_memory_ro() split the granule: %u PTEs after\n",
+		   c.ptes);
+	KUNIT_EXPECT_GT(test, c.ptes, 0);
 }
 
 static struct kunit_case vmap_huge_cases[] = {
@@ -381,6 +455,7 @@ static struct kunit_case vmap_huge_cases[] = {
 	KUNIT_CASE(vmap_huge_broken_run),
 	KUNIT_CASE(vmap_huge_not_asked),
 	KUNIT_CASE(vmap_huge_unmap),
+	KUNIT_CASE(vmap_huge_set_memory),
 	{}
 };
 

@@ -110,8 +110,8 @@ case ,$parts, in *,callchain,*)
 	;;
 esac
 
-# The AUX allocator, from the perf_aux KUnit suite that ran at boot (the
-# host boots with kunit.filter_glob=perf_aux for this part): chunks, page
+# The AUX allocator, from make bench's perf_aux_bench KUnit suite that ran
+# at boot (the host boots with kunit.filter_glob=perf_aux_bench): chunks, page
 # table entries and time of each rb_alloc_aux(), and for the fragmented
 # cases the direct reclaim/compaction of the allocating task and of all
 # tasks. Under -icount shift=0 a nanosecond of guest time is one
@@ -166,7 +166,7 @@ esac
 # for the whole run, THP on a fresh MADV_HUGEPAGE mapping afterwards.
 case ,$parts, in *,frag,*)
 	vm() { awk -v k="$1" '$1 ~ "^" k { n += $2 } END { print n + 0 }' /proc/vmstat; }
-	p=/sys/module/aux_kunit/parameters
+	p=/sys/module/aux_bench/parameters
 	run=/sys/kernel/debug/kunit/perf_aux_churn/run
 	anon=$(awk '/^MemTotal/ { print int($2 / 2048) }' /proc/meminfo)
 	if [ ! -b /dev/vda ] || [ ! -w $run ] || [ ! -d /sys/kernel/mm/transparent_hugepage ]; then

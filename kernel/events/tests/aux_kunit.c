@@ -1,263 +1,151 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests for rb_alloc_aux(), the allocator behind the perf AUX area.
+ * KUnit tests for rb_alloc_aux(), the allocator behind the perf AUX area:
+ * how it splits a buffer into physically contiguous chunks for a PMU that
+ * takes pages, one that prefers large chunks (PERF_PMU_CAP_AUX_PREFER_LARGE,
+ * as Arm SPE and the CoreSight ETM PMU) and one that needs them
+ * (PERF_PMU_CAP_AUX_NO_SG), and what each chunk's allocation may cost.
  *
- * A fake PMU records what its setup_aux() callback is handed, so that the
- * tests can see how the buffer was split into physically contiguous chunks
- * (rb_alloc_aux() stores a chunk's order in page_private() of its first page),
- * and maps the buffer as SPE and TRBE do, with vmap(VM_ALLOW_HUGE_VMAP), to
- * count the page table entries it takes.
- *
- * Sizes are in bytes, so that a case means the same buffer with 4, 16 and
- * 64 KiB pages, and no case takes more than AUX_TEST_MAX_BYTES nor more than
- * 1/16 of memory. The cases that fragment memory take nearly all of it free,
- * so they only run when asked for, with aux_kunit.fragment=1.
+ * A fake PMU's setup_aux() sees the chunks: rb_alloc_aux() puts a chunk's
+ * order in page_private() of its first page. Sizes are in bytes, so that a
+ * case means the same buffer with 4, 16 and 64 KiB pages, and no case takes
+ * more than AUX_TEST_MAX_BYTES nor more than 1/16 of memory.
  */
 
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
-#include <linux/delay.h>
 #include <linux/gfp.h>
-#include <linux/kprobes.h>
-#include <linux/list.h>
-#include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
-#include <linux/moduleparam.h>
 #include <linux/perf_event.h>
 #include <linux/sizes.h>
-#include <linux/timekeeping.h>
-#include <linux/tracepoint.h>
-#include <linux/vmalloc.h>
-#include <linux/vmstat.h>
-#include <linux/workqueue.h>
-
-/* Only mm/ knows it; the compaction events take a pointer to it. */
-struct compact_control;
-#include <trace/events/compaction.h>
-#include <trace/events/vmscan.h>
+#include <trace/events/kmem.h>
 
 #include "../internal.h"
 
-MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING");
-
 #define AUX_TEST_MAX_BYTES	SZ_32M
 
-/* What SPE and the cs_etm PMU ask for. */
-#define AUX_LARGE	PERF_PMU_CAP_AUX_PREFER_LARGE
-
-static bool fragment;
-module_param(fragment, bool, 0444);
-MODULE_PARM_DESC(fragment, "Run the cases that take nearly all free memory");
-
-struct aux_test_pmu {
+struct aux_test {
 	struct pmu pmu;
+	struct perf_event event;
+	struct perf_buffer *rb;
 	int setup_calls;
-	int free_calls;
-	/* What the last setup_aux() call was given. */
-	void **pages;
-	int nr_pages;
-	bool overwrite;
-	/* How those pages were laid out. */
+	/* The chunks setup_aux() was given, by order. */
 	int nr_chunks;
 	int chunks[NR_PAGE_ORDERS];
 	bool bad_chunk;
-	/* How vmap(VM_ALLOW_HUGE_VMAP) maps them, and a plain vmap(). */
-	int entries[3];		/* PMD blocks, contiguous PTE groups, PTEs */
-	int plain_entries;
+	/* Calls of the rb_alloc_aux_page() stub above its largest order. */
+	int asked_above;
 };
 
-struct aux_test_ctx {
-	struct aux_test_pmu tpmu;
-	struct perf_event *event;
-	struct perf_buffer *rb;
-	u64 alloc_ns;		/* how long the last rb_alloc_aux() took */
-};
-
-static void aux_test_record_chunks(struct aux_test_pmu *tpmu, void **pages,
-				   int nr_pages)
+static void *aux_test_setup_aux(struct perf_event *event, void **pages,
+				int nr_pages, bool overwrite)
 {
+	struct aux_test *t = container_of(event->pmu, struct aux_test, pmu);
 	int i, j, order;
 
+	t->setup_calls++;
 	for (i = 0; i < nr_pages; i += 1 << order) {
 		struct page *first = virt_to_page(pages[i]);
 
 		order = PagePrivate(first) ? page_private(first) : 0;
 		if (order > MAX_PAGE_ORDER || i + (1 << order) > nr_pages ||
 		    !IS_ALIGNED(page_to_pfn(first), 1 << order)) {
-			tpmu->bad_chunk = true;
-			return;
+			t->bad_chunk = true;
+			break;
 		}
-		for (j = 1; j < 1 << order; j++) {
-			if (virt_to_page(pages[i + j]) != first + j)
-				tpmu->bad_chunk = true;
-		}
-		tpmu->chunks[order]++;
-		tpmu->nr_chunks++;
+		for (j = 1; j < 1 << order; j++)
+			t->bad_chunk |= virt_to_page(pages[i + j]) != first + j;
+		t->chunks[order]++;
+		t->nr_chunks++;
 	}
-}
-
-/*
- * Count the entries that map @nr_pages at @base into @n[0..2]: PMD blocks,
- * contiguous PTE groups, PTEs. False if a page is not mapped to @pages.
- */
-static bool aux_count_entries(void *base, void **pages, int nr_pages, int *n)
-{
-	unsigned long size;
-	int i;
-
-	for (i = 0; i < nr_pages; i += size >> PAGE_SHIFT) {
-		size = vmalloc_entry_size(base + i * PAGE_SIZE);
-		if (!size || size > PMD_SIZE ||
-		    vmalloc_to_page(base + i * PAGE_SIZE) !=
-		    virt_to_page(pages[i]))
-			return false;
-		n[size == PMD_SIZE ? 0 : size > PAGE_SIZE ? 1 : 2]++;
-	}
-	return true;
-}
-
-/*
- * Map the buffer as SPE and TRBE do and count the entries that map it;
- * count those of a plain vmap() of it too, which maps page by page.
- */
-static void aux_test_map(struct aux_test_pmu *tpmu)
-{
-	int i, n[3] = {}, nr_pages = tpmu->nr_pages;
-	struct page **pglist;
-	void *huge, *plain;
-
-	pglist = kcalloc(nr_pages, sizeof(*pglist), GFP_KERNEL);
-	if (!pglist) {
-		tpmu->bad_chunk = true;
-		return;
-	}
-	for (i = 0; i < nr_pages; i++)
-		pglist[i] = virt_to_page(tpmu->pages[i]);
-	huge = vmap(pglist, nr_pages, VM_MAP | VM_ALLOW_HUGE_VMAP, PAGE_KERNEL);
-	plain = vmap(pglist, nr_pages, VM_MAP, PAGE_KERNEL);
-	kfree(pglist);
-
-	if (!huge || !plain ||
-	    !aux_count_entries(huge, tpmu->pages, nr_pages, tpmu->entries) ||
-	    !aux_count_entries(plain, tpmu->pages, nr_pages, n))
-		tpmu->bad_chunk = true;
-	tpmu->plain_entries = n[0] + n[1] + n[2];
-	if (huge)
-		vunmap(huge);
-	if (plain)
-		vunmap(plain);
-}
-
-static void *aux_test_setup_aux(struct perf_event *event, void **pages,
-				int nr_pages, bool overwrite)
-{
-	struct aux_test_pmu *tpmu = container_of(event->pmu,
-						 struct aux_test_pmu, pmu);
-
-	tpmu->setup_calls++;
-	tpmu->pages = pages;
-	tpmu->nr_pages = nr_pages;
-	tpmu->overwrite = overwrite;
-	aux_test_record_chunks(tpmu, pages, nr_pages);
-
-	return tpmu;
+	return t;
 }
 
 static void aux_test_free_aux(void *aux)
 {
-	struct aux_test_pmu *tpmu = aux;
-
-	tpmu->free_calls++;
 }
 
 static int aux_test_init(struct kunit *test)
 {
-	struct aux_test_ctx *ctx;
+	struct aux_test *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
 
-	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	if (!t)
+		return -ENOMEM;
 	/* rb_alloc_aux() only looks at the event's PMU and CPU. */
-	ctx->event = kunit_kzalloc(test, sizeof(*ctx->event), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, ctx->event);
-	ctx->rb = rb_alloc(0, 0, -1, RING_BUFFER_WRITABLE);
-	KUNIT_ASSERT_NOT_NULL(test, ctx->rb);
-
-	ctx->tpmu.pmu.setup_aux = aux_test_setup_aux;
-	ctx->tpmu.pmu.free_aux = aux_test_free_aux;
-	ctx->event->pmu = &ctx->tpmu.pmu;
-	ctx->event->cpu = -1;
-	test->priv = ctx;
-
+	t->pmu.setup_aux = aux_test_setup_aux;
+	t->pmu.free_aux = aux_test_free_aux;
+	t->event.pmu = &t->pmu;
+	t->event.cpu = -1;
+	t->rb = rb_alloc(0, 0, -1, RING_BUFFER_WRITABLE);
+	if (!t->rb)
+		return -ENOMEM;
+	test->priv = t;
 	return 0;
 }
 
 static void aux_test_exit(struct kunit *test)
 {
-	struct aux_test_ctx *ctx = test->priv;
+	struct aux_test *t = test->priv;
 
-	if (!ctx || !ctx->rb)
-		return;
-	if (rb_has_aux(ctx->rb))
-		rb_free_aux(ctx->rb);
-	rb_free(ctx->rb);
+	if (rb_has_aux(t->rb))
+		rb_free_aux(t->rb);
+	rb_free(t->rb);
+}
+
+static void aux_check_budget(struct kunit *test, unsigned long size)
+{
+	if (size > AUX_TEST_MAX_BYTES ||
+	    size >> PAGE_SHIFT > totalram_pages() / 16)
+		kunit_skip(test, "needs %lu MiB: more than %u MiB or 1/16 of memory",
+			   size >> 20, AUX_TEST_MAX_BYTES >> 20);
 }
 
 static int aux_test_alloc(struct kunit *test, unsigned int caps,
 			  unsigned long size, unsigned long wm, bool overwrite)
 {
-	struct aux_test_ctx *ctx = test->priv;
-	u64 start;
-	int ret;
+	struct aux_test *t = test->priv;
 
-	ctx->tpmu.pmu.capabilities = caps;
-
-	start = ktime_get_ns();
-	ret = rb_alloc_aux(ctx->rb, ctx->event, 0, size >> PAGE_SHIFT, wm,
-			   overwrite ? 0 : RING_BUFFER_WRITABLE);
-	ctx->alloc_ns = ktime_get_ns() - start;
-	/* Not timed: the mapping is the PMU's, not the allocator's. */
-	if (!ret && ctx->tpmu.setup_calls)
-		aux_test_map(&ctx->tpmu);
-
-	return ret;
+	aux_check_budget(test, size);
+	t->pmu.capabilities = caps;
+	return rb_alloc_aux(t->rb, &t->event, 0, size >> PAGE_SHIFT, wm,
+			    overwrite ? 0 : RING_BUFFER_WRITABLE);
 }
 
-static int aux_entries(struct aux_test_pmu *tpmu)
-{
-	return tpmu->entries[0] + tpmu->entries[1] + tpmu->entries[2];
-}
+struct aux_layout_case {
+	const char *desc;
+	unsigned int caps;
+	unsigned long size;	/* of the buffer */
+	unsigned long wm;	/* 0: half the buffer */
+	bool overwrite;
+	unsigned long chunk;	/* of every chunk on fresh memory; 0: a page */
+	int err;		/* what rb_alloc_aux() returns */
+};
 
-/*
- * Log the chunks the fake PMU was given, largest first, the entries that map
- * them, and how long the allocation took (under QEMU -icount shift=0, a
- * guest nanosecond is one instruction, so this also counts them).
- */
-static void aux_test_report(struct kunit *test, const char *what)
-{
-	struct aux_test_ctx *ctx = test->priv;
-	struct aux_test_pmu *tpmu = &ctx->tpmu;
-	char buf[128];
-	int order, len = 0;
+static const struct aux_layout_case layout_cases[] = {
+	{ .desc = "default PMU, 4 MiB", .size = SZ_4M },
+	/* The watermark's size, at most MAX_PAGE_ORDER. */
+	{ .desc = "prefer-large, 16 MiB", .size = SZ_16M,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .chunk = SZ_8M },
+	{ .desc = "prefer-large, 4 MiB, watermark 64 KiB", .size = SZ_4M,
+	  .wm = SZ_64K, .caps = PERF_PMU_CAP_AUX_PREFER_LARGE,
+	  .chunk = SZ_64K },
+	/* No watermark in overwrite mode: as large as the buffer. */
+	{ .desc = "prefer-large, 4 MiB, overwrite", .size = SZ_4M,
+	  .overwrite = true, .caps = PERF_PMU_CAP_AUX_PREFER_LARGE,
+	  .chunk = SZ_4M },
+	{ .desc = "no-sg, largest block, overwrite",
+	  .size = PAGE_SIZE << MAX_PAGE_ORDER, .overwrite = true,
+	  .caps = PERF_PMU_CAP_AUX_NO_SG, .chunk = PAGE_SIZE << MAX_PAGE_ORDER },
+	{ .desc = "no-sg, twice the largest block, overwrite",
+	  .size = 2 * PAGE_SIZE << MAX_PAGE_ORDER, .overwrite = true,
+	  .caps = PERF_PMU_CAP_AUX_NO_SG, .chunk = PAGE_SIZE << MAX_PAGE_ORDER,
+	  .err = -ENOMEM },
+};
 
-	for (order = MAX_PAGE_ORDER; order >= 0; order--) {
-		if (tpmu->chunks[order])
-			len += scnprintf(buf + len, sizeof(buf) - len,
-					 " %dx order-%d", tpmu->chunks[order],
-					 order);
-	}
-	buf[len] = '\0';
-	kunit_info(test, "%s: %d pages (%lu KiB), chunks=%d:%s, entries=%d (%d PMD blocks, %d contiguous PTE groups, %d PTEs; plain vmap() %d), %llu ns\n",
-		   what, tpmu->nr_pages,
-		   (unsigned long)tpmu->nr_pages << (PAGE_SHIFT - 10),
-		   tpmu->nr_chunks, buf, aux_entries(tpmu), tpmu->entries[0],
-		   tpmu->entries[1], tpmu->entries[2], tpmu->plain_entries,
-		   ctx->alloc_ns);
-}
+KUNIT_ARRAY_PARAM_DESC(layout, layout_cases, desc);
 
-/*
- * Free blocks of at least @order, counted in blocks of @order. Only used to
- * skip the layout tests on a system too fragmented to run them.
- */
+/* Free blocks of at least @order, counted in blocks of @order. */
 static unsigned long aux_free_blocks(int order)
 {
 	unsigned long nr = 0;
@@ -266,725 +154,178 @@ static unsigned long aux_free_blocks(int order)
 
 	for_each_populated_zone(zone) {
 		for (o = order; o < NR_PAGE_ORDERS; o++) {
-			/* Without the zone lock: an estimate will do. */
+			/* Without the zone lock: to skip, an estimate will do. */
 			nr += data_race(zone->free_area[o].nr_free) << (o - order);
 		}
 	}
-
 	return nr;
 }
 
-struct aux_layout_case {
-	const char *desc;
-	unsigned int caps;
-	unsigned long size;	/* of the buffer */
-	unsigned long wm;	/* 0: rb_alloc_aux() uses half the buffer */
-	bool overwrite;
-	unsigned long chunk;	/* of every chunk on fresh memory, 0: a page */
-	int err;		/* expected rb_alloc_aux() error, if any */
-};
-
-/* The order of @bytes chunks: at least a page, at most MAX_PAGE_ORDER. */
-static int aux_chunk_order(unsigned long bytes)
-{
-	if (bytes <= PAGE_SIZE)
-		return 0;
-	return min_t(int, ilog2(bytes >> PAGE_SHIFT), MAX_PAGE_ORDER);
-}
-
-/*
- * The entries vmap() needs at most for a chunk of @order: PMD blocks, or
- * contiguous PTE groups where the architecture has them, or PTEs. Chunks
- * start at a multiple of their size in the buffer, so they are as aligned
- * as the mapping can be.
- */
-static int aux_chunk_entries(int order)
-{
-	unsigned long bytes = PAGE_SIZE << order, cont = PAGE_SIZE;
-
-	if (IS_ENABLED(CONFIG_HAVE_ARCH_HUGE_VMALLOC) &&
-	    arch_vmap_pmd_supported(PAGE_KERNEL) && bytes >= PMD_SIZE)
-		return bytes / PMD_SIZE;
-	if (IS_ENABLED(CONFIG_HUGETLB_PAGE))
-		cont = 1UL << arch_vmap_pte_supported_shift(PMD_SIZE);
-	if (bytes >= cont)
-		return bytes / cont;
-	return 1 << order;
-}
-
-static int aux_entries_needed(struct aux_test_pmu *tpmu)
-{
-	int order, nr = 0;
-
-	for (order = 0; order <= MAX_PAGE_ORDER; order++)
-		nr += tpmu->chunks[order] * aux_chunk_entries(order);
-	return nr;
-}
-
-/* Skip a case that would take more memory than this suite may. */
-static void aux_check_budget(struct kunit *test, unsigned long bytes)
-{
-	if (bytes > AUX_TEST_MAX_BYTES ||
-	    bytes >> PAGE_SHIFT > totalram_pages() / 16)
-		kunit_skip(test, "needs %lu MiB: more than %u MiB or 1/16 of memory",
-			   bytes >> 20, AUX_TEST_MAX_BYTES >> 20);
-}
-
-static void aux_check_layout(struct kunit *test)
+/* On fresh memory, every chunk has the size the case expects. */
+static void aux_layout(struct kunit *test)
 {
 	const struct aux_layout_case *p = test->param_value;
-	struct aux_test_ctx *ctx = test->priv;
-	struct aux_test_pmu *tpmu = &ctx->tpmu;
-	int order = aux_chunk_order(p->chunk);
-	int nr_pages = p->size >> PAGE_SHIFT;
-	int nr_chunks = nr_pages >> order;
-	int ret;
+	struct aux_test *t = test->priv;
+	int order = p->chunk > PAGE_SIZE ?
+		    min_t(int, ilog2(p->chunk >> PAGE_SHIFT), MAX_PAGE_ORDER) : 0;
+	int nr_chunks = (p->size >> PAGE_SHIFT) >> order;
 
 	aux_check_budget(test, p->size);
-	if (order && aux_free_blocks(order) < nr_chunks)
+	if (order && aux_free_blocks(order) < nr_chunks + 1)
 		kunit_skip(test, "fewer than %d free order-%d blocks",
-			   nr_chunks, order);
-
-	ret = aux_test_alloc(test, p->caps, p->size, p->wm, p->overwrite);
-	KUNIT_ASSERT_EQ(test, ret, p->err);
+			   nr_chunks + 1, order);
+	KUNIT_ASSERT_EQ(test, aux_test_alloc(test, p->caps, p->size, p->wm,
+					     p->overwrite), p->err);
 	if (p->err) {
-		KUNIT_EXPECT_EQ(test, tpmu->setup_calls, 0);
-		KUNIT_EXPECT_FALSE(test, rb_has_aux(ctx->rb));
+		KUNIT_EXPECT_EQ(test, t->setup_calls, 0);
+		KUNIT_EXPECT_FALSE(test, rb_has_aux(t->rb));
 		return;
 	}
-
-	aux_test_report(test, p->desc);
-	KUNIT_EXPECT_EQ(test, tpmu->setup_calls, 1);
-	KUNIT_EXPECT_PTR_EQ(test, tpmu->pages, ctx->rb->aux_pages);
-	KUNIT_EXPECT_EQ(test, tpmu->nr_pages, nr_pages);
-	KUNIT_EXPECT_EQ(test, tpmu->overwrite, p->overwrite);
-	KUNIT_EXPECT_FALSE(test, tpmu->bad_chunk);
-	KUNIT_EXPECT_EQ(test, tpmu->nr_chunks, nr_chunks);
-	KUNIT_EXPECT_EQ(test, tpmu->chunks[order], nr_chunks);
-	/* Chunks that happen to be adjacent may need fewer entries. */
-	KUNIT_EXPECT_LE(test, aux_entries(tpmu), aux_entries_needed(tpmu));
+	KUNIT_EXPECT_EQ(test, t->setup_calls, 1);
+	KUNIT_EXPECT_FALSE(test, t->bad_chunk);
+	KUNIT_EXPECT_EQ(test, t->nr_chunks, nr_chunks);
+	KUNIT_EXPECT_EQ(test, t->chunks[order], nr_chunks);
 }
 
-static const struct aux_layout_case default_pmu_cases[] = {
-	{ .desc = "default PMU, 1 MiB", .size = SZ_1M },
-	{ .desc = "default PMU, 4 MiB", .size = SZ_4M },
-	{ .desc = "default PMU, 16 MiB", .size = SZ_16M },
-	{ .desc = "default PMU, 4 MiB, overwrite", .size = SZ_4M,
-	  .overwrite = true },
-};
-
-KUNIT_ARRAY_PARAM_DESC(default_pmu, default_pmu_cases, desc);
-
-static void aux_default_pmu_gets_single_pages(struct kunit *test)
-{
-	aux_check_layout(test);
-}
-
-/*
- * Chunks of the watermark's size, rounded up to a power of two pages; the
- * watermark is half the buffer by default, and no chunk is larger than
- * MAX_PAGE_ORDER.
- */
-static const struct aux_layout_case prefer_large_cases[] = {
-	{ .desc = "prefer-large, 1 MiB", .size = SZ_1M,
-	  .caps = AUX_LARGE, .chunk = SZ_512K },
-	{ .desc = "prefer-large, 4 MiB", .size = SZ_4M,
-	  .caps = AUX_LARGE, .chunk = SZ_2M },
-	{ .desc = "prefer-large, 16 MiB", .size = SZ_16M,
-	  .caps = AUX_LARGE, .chunk = SZ_8M },
-	{ .desc = "prefer-large, 4 MiB, watermark 64 KiB",
-	  .size = SZ_4M, .wm = SZ_64K,
-	  .caps = AUX_LARGE, .chunk = SZ_64K },
-	{ .desc = "prefer-large, 4 MiB, watermark 12 KiB",
-	  .size = SZ_4M, .wm = 12 * SZ_1K,
-	  .caps = AUX_LARGE, .chunk = SZ_16K },
-};
-
-KUNIT_ARRAY_PARAM_DESC(prefer_large, prefer_large_cases, desc);
-
-static void aux_prefer_large_chunks_follow_watermark(struct kunit *test)
-{
-	aux_check_layout(test);
-}
-
-/* No watermark in overwrite mode: chunks as large as the buffer allows. */
-static const struct aux_layout_case overwrite_cases[] = {
-	{ .desc = "prefer-large, 1 MiB, overwrite", .size = SZ_1M,
-	  .caps = AUX_LARGE, .overwrite = true,
-	  .chunk = SZ_1M },
-	{ .desc = "prefer-large, 4 MiB, overwrite", .size = SZ_4M,
-	  .caps = AUX_LARGE, .overwrite = true,
-	  .chunk = SZ_4M },
-	{ .desc = "prefer-large, 16 MiB, overwrite", .size = SZ_16M,
-	  .caps = AUX_LARGE, .overwrite = true,
-	  .chunk = SZ_16M },
-	{ .desc = "prefer-large, 4 MiB, overwrite, watermark 64 KiB",
-	  .size = SZ_4M, .wm = SZ_64K,
-	  .caps = AUX_LARGE, .overwrite = true,
-	  .chunk = SZ_4M },
-};
-
-KUNIT_ARRAY_PARAM_DESC(overwrite, overwrite_cases, desc);
-
-static void aux_overwrite_chunks_follow_buffer_size(struct kunit *test)
-{
-	aux_check_layout(test);
-}
-
-static const struct aux_layout_case no_sg_cases[] = {
-	{ .desc = "no-sg, 64 KiB, overwrite", .size = SZ_64K,
-	  .caps = PERF_PMU_CAP_AUX_NO_SG, .overwrite = true, .chunk = SZ_64K },
-	{ .desc = "no-sg, largest block, overwrite",
-	  .size = PAGE_SIZE << MAX_PAGE_ORDER,
-	  .caps = PERF_PMU_CAP_AUX_NO_SG, .overwrite = true,
-	  .chunk = PAGE_SIZE << MAX_PAGE_ORDER },
-	{ .desc = "no-sg, twice the largest block, overwrite",
-	  .size = 2 * PAGE_SIZE << MAX_PAGE_ORDER,
-	  .caps = PERF_PMU_CAP_AUX_NO_SG, .overwrite = true,
-	  .chunk = PAGE_SIZE << MAX_PAGE_ORDER, .err = -ENOMEM },
-};
-
-KUNIT_ARRAY_PARAM_DESC(no_sg, no_sg_cases, desc);
-
-static void aux_no_sg_overwrite_is_one_chunk_or_fails(struct kunit *test)
-{
-	aux_check_layout(test);
-}
-
-static const struct aux_layout_case free_cases[] = {
-	{ .desc = "default PMU, 4 MiB, freed", .size = SZ_4M },
-	{ .desc = "prefer-large, 4 MiB, freed", .size = SZ_4M,
-	  .caps = AUX_LARGE },
-};
-
-KUNIT_ARRAY_PARAM_DESC(free, free_cases, desc);
-
-/*
- * Hold an extra reference on every page of the buffer while it is freed:
- * each page must then be left with exactly that reference, neither kept by
- * the AUX code nor freed once too often. This is exact, unlike watching
- * the free page count, which other CPUs keep moving while the test runs.
- */
-static void aux_buffer_frees_all_pages(struct kunit *test)
-{
-	const struct aux_layout_case *p = test->param_value;
-	struct aux_test_ctx *ctx = test->priv;
-	int i, nr_kept = 0, nr_private = 0, nr_pages = p->size >> PAGE_SHIFT;
-	struct page **pages;
-
-	pages = kunit_kcalloc(test, nr_pages, sizeof(*pages), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, pages);
-	KUNIT_ASSERT_EQ(test, aux_test_alloc(test, p->caps, p->size, 0, false), 0);
-	for (i = 0; i < nr_pages; i++) {
-		pages[i] = virt_to_page(ctx->rb->aux_pages[i]);
-		get_page(pages[i]);
-	}
-
-	rb_free_aux(ctx->rb);
-
-	for (i = 0; i < nr_pages; i++) {
-		if (PagePrivate(pages[i]))
-			nr_private++;
-		/* Leak rather than free a page whose count is already wrong. */
-		if (page_ref_count(pages[i]) != 1) {
-			nr_kept++;
-			continue;
-		}
-		__free_page(pages[i]);
-	}
-
-	kunit_info(test, "%s: %d chunks freed, %d pages with a stray reference\n",
-		   p->desc, ctx->tpmu.nr_chunks, nr_kept);
-	KUNIT_EXPECT_EQ(test, ctx->tpmu.free_calls, 1);
-	KUNIT_EXPECT_FALSE(test, rb_has_aux(ctx->rb));
-	KUNIT_EXPECT_EQ(test, nr_kept, 0);
-	KUNIT_EXPECT_EQ(test, nr_private, 0);
-}
-
-/* Free pages, with the per-cpu vmstat deltas folded in. */
-static long aux_nr_free_pages(void)
-{
-	struct zone *zone;
-	long nr = 0;
-
-	for_each_populated_zone(zone)
-		nr += zone_page_state_snapshot(zone, NR_FREE_PAGES);
-
-	return nr;
-}
-
-static void aux_drain_local_pages(struct work_struct *work)
-{
-	drain_local_pages(NULL);
-}
-
-/*
- * Fragmented memory: the fixture takes every free block above
- * PAGE_ALLOC_COSTLY_ORDER. It splits the first blocks it gets and gives
- * back the first half of every 2 << PAGE_ALLOC_COSTLY_ORDER pages: each
- * half merges back into a block of PAGE_ALLOC_COSTLY_ORDER, whose buddy
- * stays allocated. No free block above that order is left, but the rest
- * of the system (kernel stacks, slabs: small orders) is served from the
- * blocks given back without having to compact, and the watermarks stay
- * met. Taking blocks of every order instead once left a 2 CPU guest
- * without a free order-2 block for kthreadd to fork a kernel thread
- * with, and it panicked: "System is deadlocked on memory". As it leaves
- * others next to no free memory, it only runs with aux_kunit.fragment=1.
- */
-#define AUX_FRAG_GFP	((GFP_KERNEL & ~__GFP_RECLAIM) | __GFP_NOWARN | \
-			 __GFP_NOMEMALLOC)
-#define AUX_FRAG_ORDER	PAGE_ALLOC_COSTLY_ORDER
-
-struct aux_frag {
-	struct list_head held;	/* first pages, order in page_private() */
-	unsigned long nr_held;
-	unsigned long nr_given;	/* pages given back, in AUX_FRAG_ORDER blocks */
-	unsigned long target;	/* at least that many, see aux_frag_target() */
-};
-
-/*
- * Pages to give back: 64 MiB for the buffers, and on top what the zones'
- * watermarks keep out of reach. The fallbacks across pageblocks that the
- * fixture causes boost a zone's watermarks by up to a pageblock or one
- * and a half high watermarks, whichever is larger: 1024 pages with 64 KiB
- * pages. Without that headroom a 16 MiB buffer there (256 pages) failed
- * at order 0, with 1362 pages free, once the boost was met.
- */
-static unsigned long aux_frag_target(void)
-{
-	unsigned long pages = SZ_64M >> PAGE_SHIFT, high;
-	struct zone *zone;
-
-	for_each_populated_zone(zone) {
-		high = zone->_watermark[WMARK_HIGH];
-		pages += high + max(pageblock_nr_pages, high * 3 / 2);
-	}
-
-	return pages;
-}
-
-static void aux_frag_hold(struct aux_frag *frag, struct page *page, int order)
-{
-	set_page_private(page, order);
-	list_add(&page->lru, &frag->held);
-	frag->nr_held += 1UL << order;
-}
-
-static void aux_frag_give_back_halves(struct aux_frag *frag, struct page *page,
-				      int order)
-{
-	int half = 1 << AUX_FRAG_ORDER;
-	int i, j;
-
-	split_page(page, order);
-	for (i = 0; i < 1 << order; i += 2 * half) {
-		for (j = 0; j < half; j++) {
-			__free_page(page + i + j);
-			aux_frag_hold(frag, page + i + half + j, 0);
-		}
-		frag->nr_given += half;
-	}
-}
-
-/* Take every block above AUX_FRAG_ORDER that is free without reclaim. */
-static void aux_frag_take_blocks(struct aux_frag *frag)
-{
-	struct page *page;
-	int order;
-
-	for (order = MAX_PAGE_ORDER; order > AUX_FRAG_ORDER; order--) {
-		while ((page = alloc_pages(AUX_FRAG_GFP, order))) {
-			if (frag->nr_given < frag->target)
-				aux_frag_give_back_halves(frag, page, order);
-			else
-				aux_frag_hold(frag, page, order);
-			cond_resched();
-		}
-	}
-}
-
-static void aux_frag_release(void *data)
-{
-	struct aux_frag *frag = data;
-	struct page *page, *next;
-	int order;
-
-	list_for_each_entry_safe(page, next, &frag->held, lru) {
-		order = page_private(page);
-		list_del(&page->lru);
-		set_page_private(page, 0);
-		__free_pages(page, order);
-		cond_resched();
-	}
-}
-
-struct aux_stalls {
-	unsigned long reclaim;
-	unsigned long compact;
-};
-
-/* Direct reclaim and direct compaction stalls of all tasks, /proc/vmstat's. */
-static void aux_read_stalls(unsigned long *events, struct aux_stalls *stalls)
-{
-	int zid;
-
-	all_vm_events(events);
-	stalls->reclaim = 0;
-	for (zid = 0; zid < MAX_NR_ZONES; zid++)
-		stalls->reclaim += events[ALLOCSTALL_NORMAL - ZONE_NORMAL + zid];
-	stalls->compact = 0;
-#ifdef CONFIG_COMPACTION
-	stalls->compact = events[COMPACTSTALL];
-#endif
-}
-
-/*
- * Direct reclaim and direct compaction entered by the test's own task, seen
- * through their tracepoints: the vmstat counters are global, and other
- * tasks allocating while the fixture holds memory may stall there too.
- * Small allocations of the test task itself (the slab page behind the
- * kcalloc() of the page array) may compact as well, but none of those is
- * above PAGE_ALLOC_COSTLY_ORDER: only the attempts at large AUX chunks are.
- */
-struct aux_stall_probe {
+/* The test task's page allocations for AUX pages (zeroed, not compound). */
+struct aux_gfp_log {
 	struct task_struct *task;
-	int reclaim;
-	int compact;
-	int costly;		/* of either kind, above the costly order */
-	int max_order;
-	int tries;		/* allocation attempts above the costly order */
-	struct kprobe kp;
+	int high;		/* attempts above order 0 */
+	int high_reclaim;	/* of which may reclaim or wake kswapd */
+	int high_reserves;	/* of which may use the reserves */
 };
 
-static void aux_stall_count(struct aux_stall_probe *sp, int order, int *nr)
+static void aux_probe_page_alloc(void *data, struct page *page,
+				 unsigned int order, gfp_t gfp, int migratetype)
 {
-	if (current != sp->task)
+	struct aux_gfp_log *log = data;
+
+	if (!in_task() || current != log->task || !order ||
+	    (gfp & (__GFP_ZERO | __GFP_COMP)) != __GFP_ZERO)
 		return;
-	(*nr)++;
-	if (order > PAGE_ALLOC_COSTLY_ORDER)
-		sp->costly++;
-	sp->max_order = max(sp->max_order, order);
+	log->high++;
+	log->high_reclaim += !!(gfp & __GFP_RECLAIM);
+	log->high_reserves += !(gfp & __GFP_NOMEMALLOC);
 }
 
-static void aux_probe_reclaim(void *data, gfp_t gfp, int order,
-			      struct mem_cgroup *memcg)
+/* Allocate a buffer and log the test task's attempts for it. */
+static int aux_alloc_logged(struct kunit *test, struct aux_gfp_log *log,
+			    unsigned int caps, unsigned long size,
+			    bool overwrite)
 {
-	struct aux_stall_probe *sp = data;
+	int ret;
 
-	aux_stall_count(sp, order, &sp->reclaim);
+	*log = (struct aux_gfp_log){ .task = current };
+	/* Not once the probe is in: a skip would leave it there. */
+	aux_check_budget(test, size);
+	KUNIT_ASSERT_EQ(test, register_trace_mm_page_alloc(aux_probe_page_alloc,
+							   log), 0);
+	ret = aux_test_alloc(test, caps, size, 0, overwrite);
+	unregister_trace_mm_page_alloc(aux_probe_page_alloc, log);
+	tracepoint_synchronize_unregister();
+	return ret;
 }
-
-#ifdef CONFIG_COMPACTION
-static void aux_probe_compact(void *data, int order, gfp_t gfp, int prio)
-{
-	struct aux_stall_probe *sp = data;
-
-	aux_stall_count(sp, order, &sp->compact);
-}
-#endif
 
 /*
- * alloc_pages_node(nid, gfp, order), which rb_alloc_aux() calls for every
- * chunk it tries, called by the test's task above the costly order.
+ * A PMU that only prefers large chunks never reclaims, compacts or dips
+ * into reserves for one (it takes smaller chunks instead); one that needs
+ * them (AUX_NO_SG) still may.
  */
-static int aux_probe_alloc(struct kprobe *kp, struct pt_regs *regs)
+static void aux_large_chunks_never_reclaim(struct kunit *test)
 {
-	struct aux_stall_probe *sp = container_of(kp, struct aux_stall_probe,
-						  kp);
+	struct aux_test *t = test->priv;
+	struct aux_gfp_log log;
 
-	if (current == sp->task &&
-	    regs_get_kernel_argument(regs, 2) > PAGE_ALLOC_COSTLY_ORDER)
-		sp->tries++;
-	return 0;
+	KUNIT_ASSERT_EQ(test, aux_alloc_logged(test, &log,
+					       PERF_PMU_CAP_AUX_PREFER_LARGE,
+					       SZ_4M, false), 0);
+	kunit_info(test, "prefer-large: %d high-order attempts, %d may reclaim, %d may use reserves\n",
+		   log.high, log.high_reclaim, log.high_reserves);
+	KUNIT_EXPECT_GT(test, log.high, 0);
+	KUNIT_EXPECT_EQ(test, log.high_reclaim, 0);
+	KUNIT_EXPECT_EQ(test, log.high_reserves, 0);
+
+	rb_free_aux(t->rb);
+	KUNIT_ASSERT_EQ(test, aux_alloc_logged(test, &log,
+					       PERF_PMU_CAP_AUX_NO_SG, SZ_1M,
+					       true), 0);
+	KUNIT_EXPECT_GT(test, log.high, 0);
+	KUNIT_EXPECT_EQ(test, log.high_reclaim, log.high);
 }
 
-static void aux_stall_probe_unregister(void *data)
+/*
+ * rb_alloc_aux_page() on a machine with no free block above
+ * PAGE_ALLOC_COSTLY_ORDER: a chunk of at most that order, and a count of
+ * the calls that asked for more.
+ */
+static struct page *aux_stub_alloc_page(int node, int order, bool need_contig)
 {
-	unregister_trace_mm_vmscan_direct_reclaim_begin(aux_probe_reclaim, data);
-#ifdef CONFIG_COMPACTION
-	unregister_trace_mm_compaction_try_to_compact_pages(aux_probe_compact,
-							    data);
-#endif
-	tracepoint_synchronize_unregister();
-}
+	struct aux_test *t = kunit_get_current_test()->priv;
+	struct page *page;
 
-static int aux_stall_probe_register(struct kunit *test,
-				    struct aux_stall_probe *sp)
-{
-	int ret;
-
-	sp->task = current;
-	ret = register_trace_mm_vmscan_direct_reclaim_begin(aux_probe_reclaim, sp);
-	if (ret)
-		return ret;
-#ifdef CONFIG_COMPACTION
-	ret = register_trace_mm_compaction_try_to_compact_pages(aux_probe_compact,
-								sp);
-	if (ret) {
-		unregister_trace_mm_vmscan_direct_reclaim_begin(aux_probe_reclaim,
-								sp);
-		tracepoint_synchronize_unregister();
-		return ret;
+	if (order > PAGE_ALLOC_COSTLY_ORDER) {
+		t->asked_above++;
+		order = PAGE_ALLOC_COSTLY_ORDER;
 	}
-#endif
-	return kunit_add_action_or_reset(test, aux_stall_probe_unregister, sp);
+	page = alloc_pages_node(node, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN,
+				order);
+	if (page && order) {
+		split_page(page, order);
+		SetPagePrivate(page);
+		set_page_private(page, order);
+	}
+	return page;
 }
 
-static void aux_alloc_probe_unregister(void *data)
-{
-	struct aux_stall_probe *sp = data;
-
-	unregister_kprobe(&sp->kp);
-}
-
-/* Count the test task's calls of the page allocator above the costly order. */
-static int aux_alloc_probe_register(struct kunit *test,
-				    struct aux_stall_probe *sp)
-{
-	int ret;
-
-	sp->kp.symbol_name = "alloc_pages_node_noprof";
-	sp->kp.pre_handler = aux_probe_alloc;
-	ret = register_kprobe(&sp->kp);
-	if (ret)
-		return ret;
-	return kunit_add_action_or_reset(test, aux_alloc_probe_unregister, sp);
-}
-
-static const struct aux_layout_case fragmented_cases[] = {
-	{ .desc = "default PMU, 1 MiB, fragmented", .size = SZ_1M },
-	{ .desc = "default PMU, 4 MiB, fragmented", .size = SZ_4M },
-	{ .desc = "default PMU, 16 MiB, fragmented", .size = SZ_16M },
-	{ .desc = "prefer-large, 1 MiB, fragmented", .size = SZ_1M,
-	  .caps = AUX_LARGE },
-	{ .desc = "prefer-large, 4 MiB, fragmented", .size = SZ_4M,
-	  .caps = AUX_LARGE },
-	{ .desc = "prefer-large, 16 MiB, fragmented", .size = SZ_16M,
-	  .caps = AUX_LARGE },
+static const struct aux_layout_case retry_cases[] = {
+	/* Asks for the watermark's order once, then for what it got. */
+	{ .desc = "prefer-large, 4 MiB, no large block free", .size = SZ_4M,
+	  .caps = PERF_PMU_CAP_AUX_PREFER_LARGE },
+	/* Asks every chunk for the watermark's order. */
+	{ .desc = "no-sg, 4 MiB, no large block free", .size = SZ_4M,
+	  .caps = PERF_PMU_CAP_AUX_NO_SG },
 };
 
-KUNIT_ARRAY_PARAM_DESC(fragmented, fragmented_cases, desc);
+KUNIT_ARRAY_PARAM_DESC(retry, retry_cases, desc);
 
-static void aux_prefer_large_falls_back_without_reclaim(struct kunit *test)
+/*
+ * When large blocks run out, a PMU that only prefers them asks for an
+ * order that failed once per buffer, not once per chunk; one that needs
+ * them keeps asking.
+ */
+static void aux_failed_orders_not_retried(struct kunit *test)
 {
 	const struct aux_layout_case *p = test->param_value;
-	struct aux_test_ctx *ctx = test->priv;
-	struct aux_stall_probe *sp, seen;
-	struct aux_stalls before, after;
-	struct aux_frag *frag;
-	unsigned long *events;
-	int nr_pages = p->size >> PAGE_SHIFT;
-	/* PREFER_LARGE, watermark half the buffer */
-	int fresh_order = p->caps ? aux_chunk_order(p->size / 2) : 0;
-	int ret, order, large = 0, max_tries;
+	struct aux_test *t = test->priv;
+	int nr_pages = p->size >> PAGE_SHIFT, rem, order, expected = 0;
+	int max_order = get_order(p->size / 2);
 
-	events = kunit_kcalloc(test, NR_VM_EVENT_ITEMS, sizeof(*events),
-			       GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, events);
-	sp = kunit_kzalloc(test, sizeof(*sp), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, sp);
-	if (!fragment)
-		kunit_skip(test, "takes nearly all free memory; runs with aux_kunit.fragment=1");
-	if (!IS_ENABLED(CONFIG_TRACEPOINTS))
-		kunit_skip(test, "needs CONFIG_TRACEPOINTS to see direct reclaim");
-	if (!IS_ENABLED(CONFIG_KPROBES))
-		kunit_skip(test, "needs CONFIG_KPROBES to count allocation attempts");
-	KUNIT_ASSERT_EQ(test, aux_stall_probe_register(test, sp), 0);
-	KUNIT_ASSERT_EQ(test, aux_alloc_probe_register(test, sp), 0);
-	frag = kunit_kzalloc(test, sizeof(*frag), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, frag);
-	INIT_LIST_HEAD(&frag->held);
-	frag->target = aux_frag_target();
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, aux_frag_release, frag), 0);
-
-	aux_frag_take_blocks(frag);
-	/*
-	 * Freed pages may sit on per-cpu lists: flush those to the buddy
-	 * lists, where the halves given back merge and where large blocks
-	 * freed meanwhile can be taken too.
-	 */
-	KUNIT_ASSERT_EQ(test, schedule_on_each_cpu(aux_drain_local_pages), 0);
-	aux_frag_take_blocks(frag);
-	kunit_info(test, "fixture holds %lu pages, gave back %lu in order-%d blocks, %ld pages free\n",
-		   frag->nr_held, frag->nr_given, AUX_FRAG_ORDER,
-		   aux_nr_free_pages());
-	if (frag->nr_given < frag->target)
-		kunit_skip(test, "too little free memory to fragment");
-
-	sp->reclaim = 0;
-	sp->compact = 0;
-	sp->costly = 0;
-	sp->max_order = 0;
-	sp->tries = 0;
-	aux_read_stalls(events, &before);
-	ret = aux_test_alloc(test, p->caps, p->size, p->wm, p->overwrite);
-	aux_read_stalls(events, &after);
-	seen = *sp;
-	for (order = AUX_FRAG_ORDER + 1; order <= MAX_PAGE_ORDER; order++)
-		large += ctx->tpmu.chunks[order];
-
-	kunit_info(test, "rb_alloc_aux() = %d; this task: direct reclaim %d, direct compaction %d, highest order %d, allocations above order %d tried %d; all tasks: allocstall +%lu, compact_stall +%lu\n",
-		   ret, seen.reclaim, seen.compact, seen.max_order,
-		   AUX_FRAG_ORDER, seen.tries, after.reclaim - before.reclaim,
-		   after.compact - before.compact);
-	KUNIT_ASSERT_EQ(test, ret, 0);
-	aux_test_report(test, p->desc);
-	KUNIT_EXPECT_FALSE(test, ctx->tpmu.bad_chunk);
-	/*
-	 * The fixture did force chunks smaller than on fresh memory where
-	 * those are above AUX_FRAG_ORDER, or single pages as always...
-	 */
-	if (!p->caps)
-		KUNIT_EXPECT_EQ(test, ctx->tpmu.nr_chunks, nr_pages);
-	else if (fresh_order > AUX_FRAG_ORDER)
-		KUNIT_EXPECT_GT(test, ctx->tpmu.nr_chunks, nr_pages >> fresh_order);
-	/* ...no attempt at a large chunk reclaimed or compacted for it... */
-	KUNIT_EXPECT_EQ(test, seen.costly, 0);
-	/*
-	 * ...and an order that failed was not tried again: at most one
-	 * failure per order above AUX_FRAG_ORDER, and one success per chunk
-	 * above it.
-	 */
-	max_tries = max(fresh_order - AUX_FRAG_ORDER, 0) + large;
-	KUNIT_EXPECT_LE(test, seen.tries, max_tries);
-}
-
-/*
- * AUX buffers as a long-running device allocates and frees them: each
- * cycle allocates a 4 MiB AUX buffer per online CPU and, every
- * AUX_CHURN_BIG_EVERY cycles, one of 64 MiB, holds them for churn_hold_ms
- * and frees them. At boot that is one cycle. For 'make bench' style
- * measurements, user space sets the parameters below, keeps anonymous
- * memory and page cache churning, runs the perf_aux_churn suite again
- * through its debugfs "run" file, and reads what that did to memory
- * (/proc/pagetypeinfo, /proc/buddyinfo, /proc/vmstat). The case checks
- * that every buffer was laid out in valid chunks and that a failed
- * allocation kept nothing.
- */
-static unsigned int churn_cycles = 1;
-module_param(churn_cycles, uint, 0644);
-MODULE_PARM_DESC(churn_cycles, "AUX buffer cycles of the perf_aux_churn suite");
-static bool churn_prefer_large;
-module_param(churn_prefer_large, bool, 0644);
-MODULE_PARM_DESC(churn_prefer_large, "perf_aux_churn PMU prefers large AUX chunks, as SPE does");
-static unsigned int churn_hold_ms = 50;
-module_param(churn_hold_ms, uint, 0644);
-MODULE_PARM_DESC(churn_hold_ms, "How long perf_aux_churn holds each cycle's buffers");
-
-#define AUX_CHURN_CPU_BYTES	SZ_4M
-#define AUX_CHURN_BIG_BYTES	SZ_64M
-#define AUX_CHURN_BIG_EVERY	4
-
-struct aux_churn_buf {
-	struct perf_event event;
-	struct perf_buffer *rb;
-};
-
-static void aux_churn(struct kunit *test)
-{
-	struct aux_test_ctx *ctx = test->priv;
-	struct aux_test_pmu *tpmu = &ctx->tpmu;
-	unsigned int nr_cpus = num_online_cpus(), cycle, i, n, large = 0;
-	unsigned int buffers = 0, failed = 0;
-	struct aux_churn_buf *bufs;
-	bool big = (AUX_CHURN_BIG_BYTES >> PAGE_SHIFT) <= totalram_pages() / 16;
-	u64 ns = 0, start;
-	int order, cpu;
-
-	if (((u64)nr_cpus * AUX_CHURN_CPU_BYTES +
-	     (big ? AUX_CHURN_BIG_BYTES : 0)) >> PAGE_SHIFT > totalram_pages() / 8)
-		kunit_skip(test, "%u CPUs' buffers would take more than 1/8 of memory",
-			   nr_cpus);
-
-	bufs = kunit_kcalloc(test, nr_cpus + 1, sizeof(*bufs), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, bufs);
-	tpmu->pmu.capabilities = churn_prefer_large ? AUX_LARGE : 0;
-	n = 0;
-	for_each_online_cpu(cpu) {
-		if (n == nr_cpus)
-			break;
-		bufs[n].event.pmu = &tpmu->pmu;
-		bufs[n++].event.cpu = cpu;
+	/* rb_alloc_aux()'s chunk orders, all chunks capped by the stub. */
+	for (rem = nr_pages; rem > 0; rem -= 1 << order) {
+		order = min(max_order, ilog2(rem));
+		expected += order > PAGE_ALLOC_COSTLY_ORDER;
+		order = min(order, PAGE_ALLOC_COSTLY_ORDER);
 	}
-	bufs[n].event.pmu = &tpmu->pmu;
-	bufs[n].event.cpu = -1;
+	if (p->caps & PERF_PMU_CAP_AUX_PREFER_LARGE)
+		expected = min(expected, 1);
 
-	for (cycle = 0; cycle < churn_cycles; cycle++) {
-		n = nr_cpus + (big && cycle % AUX_CHURN_BIG_EVERY == 0);
-		for (i = 0; i < n; i++) {
-			unsigned long bytes = i < nr_cpus ? AUX_CHURN_CPU_BYTES :
-					      AUX_CHURN_BIG_BYTES;
-
-			bufs[i].rb = rb_alloc(0, 0, bufs[i].event.cpu,
-					      RING_BUFFER_WRITABLE);
-			if (!bufs[i].rb) {
-				failed++;
-				continue;
-			}
-			start = ktime_get_ns();
-			if (rb_alloc_aux(bufs[i].rb, &bufs[i].event, 0,
-					 bytes >> PAGE_SHIFT, 0,
-					 RING_BUFFER_WRITABLE)) {
-				/* As mmap() of the AUX area fails: nothing kept. */
-				KUNIT_EXPECT_FALSE(test, rb_has_aux(bufs[i].rb));
-				failed++;
-			}
-			ns += ktime_get_ns() - start;
-			buffers++;
-		}
-		msleep(churn_hold_ms);
-		for (i = 0; i < n; i++) {
-			if (!bufs[i].rb)
-				continue;
-			if (rb_has_aux(bufs[i].rb))
-				rb_free_aux(bufs[i].rb);
-			rb_free(bufs[i].rb);
-			bufs[i].rb = NULL;
-		}
-		cond_resched();
-	}
-
-	for (order = AUX_FRAG_ORDER + 1; order <= MAX_PAGE_ORDER; order++)
-		large += tpmu->chunks[order];
-	kunit_info(test, "churn %s: %u cycles, %u buffers, %u failed, %d chunks, %u above order %d, %llu us in rb_alloc_aux()\n",
-		   churn_prefer_large ? "prefer-large" : "default", churn_cycles,
-		   buffers, failed, tpmu->nr_chunks, large, AUX_FRAG_ORDER,
-		   ns / NSEC_PER_USEC);
-	/*
-	 * Under enough memory pressure an allocation may fail, as it may on
-	 * v7.3 (__GFP_NORETRY, also for single pages): user space counts
-	 * those. At boot, with one cycle on idle memory, none may.
-	 */
-	if (churn_cycles == 1)
-		KUNIT_EXPECT_EQ(test, failed, 0);
-	KUNIT_EXPECT_FALSE(test, tpmu->bad_chunk);
+	kunit_activate_static_stub(test, rb_alloc_aux_page,
+				   aux_stub_alloc_page);
+	KUNIT_ASSERT_EQ(test, aux_test_alloc(test, p->caps, p->size, 0, false),
+			0);
+	kunit_deactivate_static_stub(test, rb_alloc_aux_page);
+	kunit_info(test, "%s: %d chunks, %d asked above order %d\n", p->desc,
+		   t->nr_chunks, t->asked_above, PAGE_ALLOC_COSTLY_ORDER);
+	KUNIT_EXPECT_GT(test, expected, 0);
+	KUNIT_EXPECT_EQ(test, t->asked_above, expected);
+	KUNIT_EXPECT_EQ(test, t->chunks[PAGE_ALLOC_COSTLY_ORDER],
+			nr_pages >> PAGE_ALLOC_COSTLY_ORDER);
 }
-
-static struct kunit_case aux_churn_cases[] = {
-	KUNIT_CASE(aux_churn),
-	{}
-};
-
-static struct kunit_suite aux_churn_suite = {
-	.name = "perf_aux_churn",
-	.init = aux_test_init,
-	.exit = aux_test_exit,
-	.test_cases = aux_churn_cases,
-};
 
 static struct kunit_case aux_test_cases[] = {
-	KUNIT_CASE_PARAM(aux_default_pmu_gets_single_pages,
-			 default_pmu_gen_params),
-	KUNIT_CASE_PARAM(aux_prefer_large_chunks_follow_watermark,
-			 prefer_large_gen_params),
-	KUNIT_CASE_PARAM(aux_overwrite_chunks_follow_buffer_size,
-			 overwrite_gen_params),
-	KUNIT_CASE_PARAM(aux_no_sg_overwrite_is_one_chunk_or_fails,
-			 no_sg_gen_params),
-	KUNIT_CASE_PARAM(aux_buffer_frees_all_pages, free_gen_params),
-	KUNIT_CASE_PARAM_ATTR(aux_prefer_large_falls_back_without_reclaim,
-			      fragmented_gen_params,
-			      { .speed = KUNIT_SPEED_SLOW }),
+	KUNIT_CASE_PARAM(aux_layout, layout_gen_params),
+	KUNIT_CASE(aux_large_chunks_never_reclaim),
+	KUNIT_CASE_PARAM(aux_failed_orders_not_retried, retry_gen_params),
 	{}
 };
 
@@ -995,7 +336,7 @@ static struct kunit_suite aux_test_suite = {
 	.test_cases = aux_test_cases,
 };
 
-kunit_test_suites(&aux_test_suite, &aux_churn_suite);
+kunit_test_suite(aux_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the perf AUX area allocator");
 MODULE_LICENSE("GPL");
