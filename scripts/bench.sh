@@ -42,7 +42,7 @@ fi
 # bench_tree DIR [SUBJECT...]: DIR at the series' HEAD, the patches with
 # those subjects reverted, and the bench suite added.
 bench_tree() {
-	local dir=$BUILD/$1 subject c
+	local dir=$BUILD/$1 subject
 	shift
 	# A worktree left from an assembled tree that has since been removed
 	# is made again.
@@ -55,9 +55,7 @@ bench_tree() {
 	git -C "$dir" clean -qfd kernel/events
 	git -C "$dir" checkout -q --detach "$(git -C "$SRC" rev-parse HEAD)"
 	for subject in "$@"; do
-		c=$(series_commit "$subject") || die "no single patch '$subject' in the series"
-		git -C "$dir" revert --no-edit "$c" >/dev/null ||
-			die "'$subject' does not revert cleanly in $dir"
+		revert_patch "$dir" "$subject" >&2 || die "cannot make $dir"
 	done
 	cp "$TOP/scripts/bench/aux_bench.c" "$dir/kernel/events/tests/"
 	echo 'obj-$(CONFIG_KUNIT) += tests/aux_bench.o' >>"$dir/kernel/events/Makefile"

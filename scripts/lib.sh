@@ -326,6 +326,18 @@ series_commit() {
 	[ -n "$c" ] && [ "$(echo "$c" | wc -l)" = 1 ] && echo "$c"
 }
 
+# revert_patch DIR SUBJECT: take the series' patch SUBJECT out of the
+# tree checked out in DIR (a commit on top); says why it cannot.
+revert_patch() {
+	local c
+	c=$(series_commit "$2") || { echo "no single patch '$2' in the series"; return 1; }
+	git -C "$1" revert --no-edit "$c" >/dev/null 2>&1 || {
+		git -C "$1" revert --abort >/dev/null 2>&1
+		echo "'$2' does not revert cleanly in $1"
+		return 1
+	}
+}
+
 # For the scripts that build other states of the tree in $OUT
 # (patch-builds.sh, series-builds.sh): tree_builds NAME checks that the
 # series is built and committed, takes the build lock, sets branch (the

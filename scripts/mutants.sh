@@ -57,9 +57,9 @@ ALL=(
 	"without-no-reclaim|arm64|mutate:aux-reclaims rb_alloc_aux_page() may reclaim for every chunk|$PA aux_large_chunks_never_reclaim"
 	"without-no-retry|arm64|revert:perf/aux: Don't retry AUX chunk orders that already failed|$PA prefer-large, 4 MiB, no large block free"
 	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;$VH *;$PK *"
-	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;$VH vmap_huge_[!c]*;$PK *"
+	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;$VH *;$PK *"
 	"requester-only-records|arm64|mutate:requester-only-records deferred records only to events with defer_callchain|perf_events:deferred_output: *;$DF deferred.cpu_clock.*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DH *;$DI *"
-	"without-vmap-huge|arm64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_pmd_block;$VH vmap_huge_cont_groups;$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;$VH vmap_huge_unmap;$VH vmap_huge_set_memory"
+	"without-vmap-huge|arm64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;$VH vmap_huge_unmap;$VH vmap_huge_set_memory"
 )
 
 git_t() { git -C "$SRC" "$@"; }
@@ -112,14 +112,7 @@ mutant_key() {
 
 mutate() {
 	case $1 in
-	revert:*)
-		c=$(series_commit "${1#revert:}") || { echo "no single patch '${1#revert:}' in the series"; return 1; }
-		git_t revert --no-edit "$c" >/dev/null 2>&1 || {
-			git_t revert --abort >/dev/null 2>&1
-			echo "'${1#revert:}' does not revert cleanly on top of the series"
-			return 1
-		}
-		;;
+	revert:*) revert_patch "$SRC" "${1#revert:}" ;;
 	mutate:*)
 		set -- "${1#mutate:}"
 		python3 "$TOP/scripts/mutate.py" "${1%% *}" "$SRC" &&
