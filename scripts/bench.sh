@@ -57,6 +57,7 @@ bench_tree() {
 	for subject in "$@"; do
 		revert_patch "$dir" "$subject" >&2 || die "cannot make $dir"
 	done
+	mkdir -p "$dir/kernel/events/tests"
 	cp "$TOP/scripts/bench/aux_bench.c" "$dir/kernel/events/tests/"
 	echo 'obj-$(CONFIG_KUNIT) += tests/aux_bench.o' >>"$dir/kernel/events/Makefile"
 }
