@@ -284,26 +284,6 @@ static void aux_test_report(struct kunit *test, const char *what)
 		   ctx->alloc_ns);
 }
 
-/*
- * Free blocks of at least @order, counted in blocks of @order. Only used to
- * skip the layout tests on a system too fragmented to run them.
- */
-static unsigned long aux_free_blocks(int order)
-{
-	unsigned long nr = 0;
-	struct zone *zone;
-	int o;
-
-	for_each_populated_zone(zone) {
-		for (o = order; o < NR_PAGE_ORDERS; o++) {
-			/* Without the zone lock: an estimate will do. */
-			nr += data_race(zone->free_area[o].nr_free) << (o - order);
-		}
-	}
-
-	return nr;
-}
-
 struct aux_layout_case {
 	const char *desc;
 	unsigned int caps;
@@ -371,9 +351,6 @@ static void aux_check_layout(struct kunit *test)
 	int ret;
 
 	aux_check_budget(test, p->size);
-	if (order && aux_free_blocks(order) < nr_chunks)
-		kunit_skip(test, "fewer than %d free order-%d blocks",
-			   nr_chunks, order);
 
 	ret = aux_test_alloc(test, p->caps, p->size, p->wm, p->overwrite);
 	KUNIT_ASSERT_EQ(test, ret, p->err);
@@ -457,7 +434,7 @@ static void aux_drain_local_pages(struct work_struct *work)
  * met. Taking blocks of every order instead once left a 2 CPU guest
  * without a free order-2 block for kthreadd to fork a kernel thread
  * with, and it panicked: "System is deadlocked on memory". As it leaves
- * others next to no free memory, it only runs with aux_kunit.fragment=1.
+ * others next to no free memory, it only runs with aux_bench.fragment=1.
  */
 #define AUX_FRAG_GFP	((GFP_KERNEL & ~__GFP_RECLAIM) | __GFP_NOWARN | \
 			 __GFP_NOMEMALLOC)
@@ -712,7 +689,7 @@ static void aux_prefer_large_falls_back_without_reclaim(struct kunit *test)
 	sp = kunit_kzalloc(test, sizeof(*sp), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, sp);
 	if (!fragment)
-		kunit_skip(test, "takes nearly all free memory; runs with aux_kunit.fragment=1");
+		kunit_skip(test, "takes nearly all free memory; runs with aux_bench.fragment=1");
 	if (!IS_ENABLED(CONFIG_TRACEPOINTS))
 		kunit_skip(test, "needs CONFIG_TRACEPOINTS to see direct reclaim");
 	if (!IS_ENABLED(CONFIG_KPROBES))
