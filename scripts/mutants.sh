@@ -28,6 +28,7 @@ DF='perf_events:deferred_callchain:'
 DE='perf_events:deferred_entry:'
 DH='perf_events:deferred_hostile:'
 DI='perf_events:deferred_in_place:'
+DU='perf_events:deferred_users.sh:'
 PF='exceptions:page_fault_events:'
 # The page-fault test again under vm.memfd_noexec=2: its exec cases skip,
 # which counts once a case fails and the output shows them.
@@ -39,26 +40,27 @@ DT='distro:tools:'
 DX='distro:doc-examples:'
 PA='kunit:perf_aux:'
 ALL=(
-	"without-tracepoints|arm64|mutate:no-arm64-events arm64 calls kprobe_page_fault() alone, as before the series|$PF page_fault.*;$PF fault_count.user_write.*;$PF fault_count.uaccess.*;$PF fault_count.faults_disabled.*;$PF fault_count.segv_user_addr.*;$PF fault_count.nofault_kernel_addr.*;$PF fault_count.kprobe_fetch.*;$PF fault_count.kprobe_single_step.*;$MN page_fault.*;$MN fault_count.user_write.*;$MN fault_count.uaccess.*;$MN fault_count.faults_disabled.*;$MN fault_count.segv_user_addr.*;$MN fault_count.nofault_kernel_addr.*;$MN fault_count.kprobe_fetch.*;$MN fault_count.kprobe_single_step.*;exceptions:clang: *;perf_events:deferred_exec: *;ftrace:ftracetest: *;verification:ftracetest: *;perf:page_fault_events: perf record/script*;perf:page_fault_events: perf stat*;perf:page_fault_events: perf record -g*;$DF deferred.page_fault_user.*;$DI *;$PK write to a read-only kernel page;$DT perf record*;$DT perf stat*;$DT perf --call-graph*;$DT perf trace*;$DT trace-cmd*;$DT bpftrace*;$DX tracefs: cat *trace;$DX tracefs: cat *hist;$DX bpftrace: *"
+	"without-tracepoints|arm64|mutate:no-arm64-events arm64 calls kprobe_page_fault() alone, as before the series|$PF page_fault.*;$PF fault_count.user_write.*;$PF fault_count.uaccess.*;$PF fault_count.faults_disabled.*;$PF fault_count.segv_user_addr.*;$PF fault_count.nofault_kernel_addr.*;$PF fault_count.kprobe_fetch.*;$PF fault_count.kprobe_single_step.*;$MN page_fault.*;$MN fault_count.user_write.*;$MN fault_count.uaccess.*;$MN fault_count.faults_disabled.*;$MN fault_count.segv_user_addr.*;$MN fault_count.nofault_kernel_addr.*;$MN fault_count.kprobe_fetch.*;$MN fault_count.kprobe_single_step.*;exceptions:clang: *;ftrace:ftracetest: *;verification:ftracetest: *;perf:page_fault_events: perf record/script*;perf:page_fault_events: perf stat*;perf:page_fault_events: perf record -g*;$PK write to a read-only kernel page;$DT perf record*;$DT perf stat*;$DT perf --call-graph*;$DT perf trace*;$DT trace-cmd*;$DT bpftrace*;$DX tracefs: cat *trace;$DX tracefs: cat *hist;$DX bpftrace: *"
 	"perf-in-helper|arm64|mutate:perf-in-helper arm64 counts page-faults before the test for page faults disabled|$PF fault_count.faults_disabled.*;$PF fault_count.kprobe_fetch.*;$MN page_fault.exec.*;$MN fault_count.kprobe_single_step.*;$MN fault_count.faults_disabled.*;$MN fault_count.kprobe_fetch.*;$PK write to a read-only kernel page"
 	"without-fault-helper|x86_64|revert:x86/mm: Report page faults through page_fault_enter()|$PF fault_count.kprobe_single_step.*;$MN page_fault.exec.*;$MN fault_count.kprobe_single_step.*"
 	"event-before-kprobe|riscv64|mutate:event-before-kprobe page_fault_enter() reports faults before kprobe_page_fault() has looked at them|$PF fault_count.kprobe_fetch.*;$PF fault_count.kprobe_single_step.*;$MN page_fault.exec.*;$MN fault_count.kprobe_fetch.*;$MN fault_count.kprobe_single_step.*"
 	"without-rv-arm64|arm64|revert:rv: Let the pagefault monitor run where the fault events are emitted|verification:ftracetest: *"
 	"without-caller-regs|arm64|revert:arm64: perf: Don't report the caller twice in tracepoint callchains|perf:page_fault_events: perf record -g*"
-	"without-cpu-wide-fix|arm64|revert:perf/core: Let CPU-wide events receive deferred callchains|$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DF deferred.per_cpu_self_output.*;perf_events:deferred_output: *"
+	"without-cpu-wide-fix|arm64|revert:perf/core: Let CPU-wide events receive deferred callchains|$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DF deferred.per_cpu_self_output.*"
 	"without-exec-fix|arm64|revert:unwind_user/deferred: Unwind the old program's stack at exec|perf_events:deferred_exec: *"
-	"without-answered-cookie-fix|arm64|revert:unwind_user/deferred: Don't hand out a cookie whose record is already out|$DF deferred.cpu_clock.*;$DF deferred.cpu_clock_self_output.*;?$DF deferred.one_entry_many_samples.*;?$DF deferred.per_cpu*;?$DH *;?perf_events:deferred_output: *"
+	"exec-work-queued|arm64|mutate:exec-work-queued exec runs the callbacks before it takes the task work off the list|$DU exec *"
+	"ealready-needs-cache|arm64|mutate:ealready-needs-cache a repeated request is refused only where the unwind cache is|$DU without an unwind cache*"
+	"without-answered-cookie-fix|arm64|revert:unwind_user/deferred: Don't hand out a cookie whose record is already out|$DF deferred.cpu_clock.*;$DF deferred.cpu_clock_self_output.*;?$DF deferred.one_entry_many_samples.*;?$DF deferred.per_cpu*;?$DH *"
 	"without-compat-fallback|arm64|revert:unwind_user/deferred: Leave tasks the unwinder cannot walk to the caller|perf_events:deferred_compat: *;perf:page_fault_events: perf record --call-graph fp,defer: an AArch32*"
 	"without-xol-ip|arm64|revert:unwind_user: Start at the probed address while a uprobe is stepped out of line|$DE *;perf:page_fault_events: perf probe -x*"
-	"without-entry-frame|arm64|mutate:no-entry-frame arm64 follows x29 only, also in a prologue|$DE entry.frame_push.*;$DE entry.frame_link.*;$DE entry.paciasp.*;$DE entry.signed_lr.*;$DE entry.bti_c.*;$DE entry.frame_store.*;$DE entry.frame_add.*"
-	"without-unwinder|arm64|revert:arm64: Add the frame pointer user unwinder|$DF deferred.cpu_clock*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DH *;$DI *;$DE *"
-	"no-deferred-leaf-fixup|arm64|mutate:no-deferred-leaf-fixup perf fixes up arm64 leaf frames of callchains taken in place only|perf:page_fault_events: perf record --call-graph fp,defer, stopped*;distro:perf-test: *"
+	"without-unwinder|arm64|revert:arm64: Add the frame pointer user unwinder|$DF deferred.cpu_clock*;$DF deferred.page_faults.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DH *;$DI *"
+	"no-deferred-leaf-fixup|arm64|mutate:no-deferred-leaf-fixup perf fixes up arm64 leaf frames of callchains taken in place only|perf:page_fault_events: perf record --call-graph fp,defer, stopped*;perf:page_fault_events: perf probe -x*;distro:perf-test: *"
 	"no-arm64-unwinder|arm64|mutate:no-arm64-unwinder arm64's user unwinder walks no task|distro:perf-test: *"
 	"without-no-reclaim|arm64|mutate:aux-reclaims rb_alloc_aux_page() may reclaim for every chunk|$PA aux_large_chunks_never_reclaim"
 	"without-no-retry|arm64|revert:perf/aux: Don't retry AUX chunk orders that already failed|$PA prefer-large, 4 MiB, no large block free"
 	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;$VH *;$PK *"
 	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;$VH *;$PK *"
-	"requester-only-records|arm64|mutate:requester-only-records deferred records only to events with defer_callchain|perf_events:deferred_output: *;$DF deferred.cpu_clock.*;$DF deferred.page_fault_user.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DH *;$DI *"
+	"requester-only-records|arm64|mutate:requester-only-records deferred records only to events with defer_callchain|$DF deferred.cpu_clock.*;$DF deferred.page_faults.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DH *;$DI *"
 	"without-vmap-huge|arm64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;$VH vmap_huge_unmap;$VH vmap_huge_set_memory"
 )
 

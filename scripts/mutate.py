@@ -13,10 +13,6 @@
                               write PERF_RECORD_CALLCHAIN_DEFERRED only to
                               events that set defer_callchain, unlike what
                               the UAPI header documents
-  mutate.py no-entry-frame TREE
-                              arm64 never recognizes a function's first
-                              instructions: the deferred unwinder follows
-                              x29 only
   mutate.py no-arm64-unwinder TREE
                               arm64's user unwinder walks no task: deferred
                               user callchains are refused and perf walks
@@ -29,6 +25,14 @@
                               arm64 calls kprobe_page_fault() where it calls
                               page_fault_enter(): no page fault tracepoint
                               (they stay defined, for the RV monitor)
+  mutate.py exec-work-queued TREE
+                              exec runs the pending unwind callbacks while
+                              the task work is still queued, and cancels it
+                              after
+  mutate.py ealready-needs-cache TREE
+                              unwind_deferred_request() refuses a request
+                              after the callback only when the task has an
+                              unwind cache
   mutate.py aux-reclaims TREE
                               rb_alloc_aux_page() may reclaim and compact
                               for every chunk, as before the series
@@ -154,12 +158,6 @@ def requester_only_records(root):
                    '\t\treturn;\n\n\t/* XXX do we really')])
 
 
-def no_entry_frame(root):
-    edit(root, 'arch/arm64/kernel/stacktrace.c',
-         [anywhere('static bool prologue_insn(u32 insn)\n{\n',
-                   'static bool prologue_insn(u32 insn)\n{\n\treturn false;\n')])
-
-
 def no_arm64_unwinder(root):
     edit(root, 'arch/arm64/include/asm/unwind_user.h',
          [anywhere('\tif (compat_user_mode(regs))\n\t\treturn 0;\n\treturn sizeof(long);\n',
@@ -187,6 +185,20 @@ def event_before_kprobe(root):
     ])
 
 
+def exec_work_queued(root):
+    edit(root, 'kernel/unwind/deferred.c',
+         [anywhere('\twhile (unwind_pending(info) && task_work_cancel(current, &info->work))\n'
+                   '\t\tprocess_unwind_deferred(current);\n',
+                   '\tif (unwind_pending(info)) {\n\t\tprocess_unwind_deferred(current);\n'
+                   '\t\ttask_work_cancel(current, &info->work);\n\t}\n')])
+
+
+def ealready_needs_cache(root):
+    edit(root, 'kernel/unwind/deferred.c',
+         [anywhere('\t\tif (READ_ONCE(info->unwind_completed) & bit) {\n',
+                   '\t\tif (info->cache &&\n\t\t    (READ_ONCE(info->unwind_completed) & bit)) {\n')])
+
+
 def aux_reclaims(root):
     edit(root, 'kernel/events/ring_buffer.c',
          [anywhere('\t\t\tgfp = PERF_AUX_GFP_NO_RECLAIM;\n', '\t\t\tgfp = PERF_AUX_GFP;\n')])
@@ -196,11 +208,12 @@ if __name__ == '__main__':
     mutants = {'tests': tests,
                'perf-in-helper': perf_in_helper,
                'requester-only-records': requester_only_records,
-               'no-entry-frame': no_entry_frame,
                'no-arm64-unwinder': no_arm64_unwinder,
                'no-deferred-leaf-fixup': no_deferred_leaf_fixup,
                'no-arm64-events': no_arm64_events,
                'event-before-kprobe': event_before_kprobe,
+               'exec-work-queued': exec_work_queued,
+               'ealready-needs-cache': ealready_needs_cache,
                'aux-reclaims': aux_reclaims}
     if len(sys.argv) != 3 or sys.argv[1] not in mutants:
         sys.exit(__doc__)

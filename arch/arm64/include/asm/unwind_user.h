@@ -30,37 +30,17 @@ static inline int unwind_user_word_size(struct pt_regs *regs)
  * return address (x30), and x29 points at it. Taking fp + 16 as the CFA
  * puts the return address at CFA - 8 and the caller's frame record
  * pointer at CFA - 16. Only native tasks are unwound, so @ws is 8.
+ *
+ * There is no entry frame: in a function that has not linked its frame
+ * record yet (or never does), x29 is still the caller's, and the walk
+ * goes on from there, as perf_callchain_user() does in place. The tools
+ * add the caller from x30, which they sample for either walk.
  */
 #define ARCH_INIT_USER_FP_FRAME(ws)			\
 	.cfa_off	=  2 * (ws),			\
 	.ra_off		= -1 * (ws),			\
 	.fp_off		= -2 * (ws),			\
 	.use_fp		= true,
-
-/*
- * Until a function has linked its own frame record into x29, its return
- * address is still in x30 and x29 is the caller's frame record: the
- * return address comes from the register, and the caller's frame from
- * x29 as it is. unwind_user_at_function_start() tells that stretch of a
- * prologue by the instruction at the pc.
- */
-#define ARCH_INIT_USER_FP_ENTRY_FRAME(ws)		\
-	.cfa_off	= 0,				\
-	.ra_off		= 0,				\
-	.fp_off		= 0,				\
-	.use_fp		= false,			\
-	.ra_in_reg	= true,
-
-bool unwind_user_at_function_start(const struct pt_regs *regs);
-#define unwind_user_at_function_start unwind_user_at_function_start
-
-static inline int unwind_user_get_ra_reg(struct pt_regs *regs, unsigned long *ra)
-{
-	*ra = regs->regs[30];
-	return 0;
-}
-
-#define unwind_user_get_ra_reg unwind_user_get_ra_reg
 
 /* Saved return addresses may be signed (pac-ret): keep the address only. */
 static inline unsigned long unwind_user_strip_ra(unsigned long ra)

@@ -1,22 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Deferred user callchains of uprobe samples. A task that hits a uprobe
- * usually steps over the probed instruction out of line, in the XOL area,
- * and the deferred unwind runs on the way there: the callchain must still
- * start at the probed address, then name every caller.
+ * Deferred user callchains of uprobe samples, against the user callchain
+ * the same sample takes in place. A task that hits a uprobe usually steps
+ * over the probed instruction out of line, in the XOL area, and the
+ * deferred unwind runs on the way there: its callchain must still start at
+ * the probed address, and then give the frames the walk in place gives.
  *
- * On arm64 a probe on one of the first instructions of a function fires
- * before the function has linked its frame record: the return address is
- * still in x30, and x29 still points at the caller's frame record. A walk
- * that only follows x29 skips the first caller. (A callchain taken in
- * place does skip it: perf adds it from the sampled x30.)
- * The probed functions are written in assembly, so that the prologues are
- * the same whatever compiler builds the test: gcc's frame push, with
- * pac-ret and with BTI, and clang's (stack first, frame record at an
- * offset). A probe on an instruction after the prologue checks that the
- * entry rule is not taken once the frame record is linked; it is the only
- * case on x86_64, whose uprobes emulate the push of the frame pointer (the
- * deferred unwind then runs after it).
+ * Two events on the probe, with and without defer_callchain, sample each
+ * call. The probes sit in functions written in assembly, so that the code
+ * is the same whatever compiler builds the test: in the body of a function
+ * that has linked its frame record, where both walks name the caller and
+ * its caller; and (arm64) on the instructions of gcc's and clang's
+ * prologues before the frame record is linked, and in a leaf function
+ * that never links one, where x29 is still the caller's frame record and
+ * both walks go from there to the caller's caller (perf adds the caller
+ * from the x30 it samples, for either walk).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -35,10 +32,6 @@
 #include "../kselftest_harness.h"
 #include "deferred_records.h"
 #include "tracepoint_id.h"
-
-#if defined(__aarch64__)
-#include <asm/hwcap.h>
-#endif
 
 #define FE_ATTR(x)	__attribute__((x))
 
@@ -57,9 +50,8 @@ void fe_record(unsigned long lr)
 }
 
 void fe_plain(void);
-void fe_pac(void);
-void fe_bti(void);
 void fe_clang(void);
+void fe_leaf(void);
 
 /*
  * Each function passes its return address to fe_record(). The probes go on
@@ -79,31 +71,6 @@ asm ("	.text\n"
 "	ret\n"
 "	.size fe_plain, . - fe_plain\n"
 "	.p2align 2\n"
-"	.globl fe_pac\n"
-"	.type fe_pac, %function\n"
-"fe_pac:\n"
-"	hint	#25\n"				/* +0: paciasp */
-"	stp	x29, x30, [sp, #-16]!\n"	/* +4: x30 signed */
-"	mov	x29, sp\n"
-"	mov	x0, x30\n"
-"	bl	fe_record\n"
-"	ldp	x29, x30, [sp], #16\n"
-"	hint	#29\n"				/* autiasp */
-"	ret\n"
-"	.size fe_pac, . - fe_pac\n"
-"	.p2align 2\n"
-"	.globl fe_bti\n"
-"	.type fe_bti, %function\n"
-"fe_bti:\n"
-"	hint	#34\n"				/* +0: bti c */
-"	stp	x29, x30, [sp, #-16]!\n"
-"	mov	x29, sp\n"
-"	mov	x0, x30\n"
-"	bl	fe_record\n"
-"	ldp	x29, x30, [sp], #16\n"
-"	ret\n"
-"	.size fe_bti, . - fe_bti\n"
-"	.p2align 2\n"
 "	.globl fe_clang\n"
 "	.type fe_clang, %function\n"
 "fe_clang:\n"
@@ -116,6 +83,13 @@ asm ("	.text\n"
 "	add	sp, sp, #32\n"
 "	ret\n"
 "	.size fe_clang, . - fe_clang\n"
+"	.p2align 2\n"
+"	.globl fe_leaf\n"
+"	.type fe_leaf, %function\n"
+"fe_leaf:\n"
+"	mov	x0, x30\n"			/* +0: no frame record, ever */
+"	b	fe_record\n"
+"	.size fe_leaf, . - fe_leaf\n"
 );
 
 #elif defined(__x86_64__)
@@ -183,7 +157,7 @@ static int file_offset(uintptr_t addr, char *path, size_t size, unsigned long *o
 }
 
 FIXTURE(entry) {
-	int fd;
+	int fd, fd_in_place;
 	struct perf_event_mmap_page *pg;
 	size_t ring_len;
 	uintptr_t probed;
@@ -193,34 +167,34 @@ FIXTURE(entry) {
 FIXTURE_VARIANT(entry) {
 	void (*fn)(void);
 	unsigned int off;	/* of the probed instruction in fn */
+	bool linked;		/* fn's frame record is in x29 there */
 };
 
 #if defined(__aarch64__)
 FIXTURE_VARIANT_ADD(entry, frame_push) { .fn = fe_plain, .off = 0 };
 FIXTURE_VARIANT_ADD(entry, frame_link) { .fn = fe_plain, .off = 4 };
-FIXTURE_VARIANT_ADD(entry, frame_linked) { .fn = fe_plain, .off = 8 };
-FIXTURE_VARIANT_ADD(entry, paciasp) { .fn = fe_pac, .off = 0 };
-FIXTURE_VARIANT_ADD(entry, signed_lr) { .fn = fe_pac, .off = 4 };
-FIXTURE_VARIANT_ADD(entry, bti_c) { .fn = fe_bti, .off = 0 };
+FIXTURE_VARIANT_ADD(entry, frame_linked) { .fn = fe_plain, .off = 8, .linked = true };
 FIXTURE_VARIANT_ADD(entry, frame_store) { .fn = fe_clang, .off = 4 };
 FIXTURE_VARIANT_ADD(entry, frame_add) { .fn = fe_clang, .off = 8 };
+FIXTURE_VARIANT_ADD(entry, leaf) { .fn = fe_leaf, .off = 0 };
 #elif defined(__x86_64__)
-FIXTURE_VARIANT_ADD(entry, frame_linked) { .fn = fe_plain, .off = 4 };
+FIXTURE_VARIANT_ADD(entry, frame_linked) { .fn = fe_plain, .off = 4, .linked = true };
 #endif
 
 FIXTURE_SETUP(entry)
 {
 	struct perf_event_attr attr;
-	size_t rec = sizeof(struct dr_sample) + 4 * sizeof(__u64) +
+	size_t rec = 2 * sizeof(struct dr_sample) + (4 + MAX_IPS) * sizeof(__u64) +
 		     sizeof(struct dr_deferred) + MAX_IPS * sizeof(__u64);
 	char path[256], cmd[512];
 	unsigned long off;
 	int id;
 
 	self->fd = -1;
+	self->fd_in_place = -1;
 	self->pg = MAP_FAILED;
 	self->buf = NULL;
-	self->ring_len = dr_ring_len(2 * CALLS, rec, sysconf(_SC_PAGESIZE));
+	self->ring_len = dr_ring_len(CALLS, rec, sysconf(_SC_PAGESIZE));
 	self->probed = (uintptr_t)variant->fn + variant->off;
 	ASSERT_EQ(0, file_offset(self->probed, path, sizeof(path), &off));
 
@@ -239,9 +213,15 @@ FIXTURE_SETUP(entry)
 	if (self->fd < 0 && errno == EINVAL)
 		SKIP(return, "perf_event_open: EINVAL (no defer_callchain?)");
 	ASSERT_LE(0, self->fd) TH_LOG("perf_event_open: %s", strerror(errno));
+	attr.defer_callchain = 0;
+	attr.defer_output = 0;
+	self->fd_in_place = syscall(__NR_perf_event_open, &attr, 0, -1, -1,
+				    PERF_FLAG_FD_CLOEXEC);
+	ASSERT_LE(0, self->fd_in_place) TH_LOG("perf_event_open: %s", strerror(errno));
 	self->pg = mmap(NULL, self->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 			self->fd, 0);
 	ASSERT_NE(MAP_FAILED, self->pg);
+	ASSERT_EQ(0, ioctl(self->fd_in_place, PERF_EVENT_IOC_SET_OUTPUT, self->fd));
 	self->buf = malloc(self->ring_len);
 	ASSERT_NE(NULL, self->buf);
 }
@@ -250,33 +230,54 @@ FIXTURE_TEARDOWN(entry)
 {
 	if (self->pg != MAP_FAILED)
 		munmap(self->pg, self->ring_len);
+	if (self->fd_in_place >= 0)
+		close(self->fd_in_place);
 	if (self->fd >= 0)
 		close(self->fd);
 	free(self->buf);
 	write_uprobe_events("-:" PROBE);
 }
 
+/* The user ips after PERF_CONTEXT_USER in a sample: how many, and where. */
+static __u64 user_part(const struct dr_sample *s, const __u64 **ips)
+{
+	__u64 i;
+
+	for (i = 0; i + 1 < s->nr; i++) {
+		if (s->ips[i] == PERF_CONTEXT_USER) {
+			*ips = &s->ips[i + 1];
+			return s->nr - i - 1;
+		}
+	}
+	return 0;
+}
+
 /*
- * Each call of the probed function gives a sample, whose cookie is answered
- * by a record that holds the probed address, then the return addresses
- * into the two callers.
+ * Each call of the probed function gives two samples: the one with
+ * defer_callchain has a cookie, answered by a record after it; the other
+ * one has its user callchain in place. Both start at the probed address
+ * and give the same frames after it: the return address into
+ * call_probed() and then the one into the test where fn's frame record is
+ * linked, the one into the test alone where it is not.
  */
 TEST_F(entry, callers)
 {
+	__u64 nr, k, n = variant->linked ? 3 : 2;
 	const struct perf_event_header *h;
-	int i, samples = 0;
+	int i, deferred = 0, in_place = 0;
+	unsigned long want[3];
+	const __u64 *ips;
 	size_t len, off;
 
-#if defined(__aarch64__)
-	if (variant->fn == fe_pac)
-		TH_LOG("pointer authentication %s: x30 is %s after paciasp",
-		       getauxval(AT_HWCAP) & HWCAP_PACA ? "on" : "off",
-		       getauxval(AT_HWCAP) & HWCAP_PACA ? "signed" : "unchanged");
-#endif
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
+	ASSERT_EQ(0, ioctl(self->fd_in_place, PERF_EVENT_IOC_ENABLE, 0));
 	for (i = 0; i < CALLS; i++)
 		call_probed(variant->fn);
+	ASSERT_EQ(0, ioctl(self->fd_in_place, PERF_EVENT_IOC_DISABLE, 0));
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_DISABLE, 0));
+	want[0] = self->probed;
+	want[1] = variant->linked ? fe_lr : caller_lr;
+	want[2] = caller_lr;
 
 	len = dr_ring_copy(self->pg, self->buf, self->ring_len);
 	for (off = 0; (h = dr_record(self->buf, len, off)); off += h->size) {
@@ -286,21 +287,32 @@ TEST_F(entry, callers)
 
 		if (h->type != PERF_RECORD_SAMPLE)
 			continue;
-		samples++;
 		cookie = dr_sample_cookie(s);
-		ASSERT_NE(0ULL, cookie) TH_LOG("a sample without a deferred callchain");
-		d = dr_answer(self->buf, len, off + h->size, cookie);
-		ASSERT_NE(NULL, d) TH_LOG("cookie %#llx: no record after the sample",
-					  (unsigned long long)cookie);
-		ASSERT_LE(3ULL, d->nr);
-		EXPECT_EQ(self->probed, d->ips[0])
-			TH_LOG("the first ip is not the probed address");
-		EXPECT_EQ(fe_lr, d->ips[1])
-			TH_LOG("ips[1] is not the return address into call_probed()");
-		EXPECT_EQ(caller_lr, d->ips[2])
-			TH_LOG("ips[2] is not the return address into the test");
+		if (cookie) {
+			deferred++;
+			d = dr_answer(self->buf, len, off + h->size, cookie);
+			ASSERT_NE(NULL, d) TH_LOG("cookie %#llx: no record after the sample",
+						  (unsigned long long)cookie);
+			ips = d->ips;
+			nr = d->nr;
+		} else {
+			in_place++;
+			nr = user_part(s, &ips);
+		}
+		ASSERT_LE(n, nr) TH_LOG("%s: %llu user ips",
+					cookie ? "deferred" : "in place",
+					(unsigned long long)nr);
+		for (k = 0; k < n; k++)
+			EXPECT_EQ(want[k], ips[k])
+				TH_LOG("%s: ips[%llu] is %#llx, expected %#lx",
+				       cookie ? "deferred" : "in place",
+				       (unsigned long long)k, (unsigned long long)ips[k],
+				       want[k]);
 	}
-	EXPECT_EQ(CALLS, samples) TH_LOG("one sample per call of the probed function");
+	if (!deferred)
+		SKIP(return, DR_NO_UNWINDER);
+	EXPECT_EQ(CALLS, deferred) TH_LOG("one deferred sample per call");
+	EXPECT_EQ(CALLS, in_place) TH_LOG("one sample in place per call");
 }
 
 TEST_HARNESS_MAIN

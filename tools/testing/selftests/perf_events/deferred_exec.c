@@ -5,14 +5,12 @@
  * sample is the old program's too. It must not hold the new program's
  * entry point, which is what the task sees on its return to user space.
  *
- * A child execs itself with its argv in a page of a memfd mapping that no
- * one touched, written with pwrite(): execve() takes a kernel page fault
- * when it reads argv, and exceptions:page_fault_kernel, filtered on that
- * page, samples it with a deferred user callchain.
+ * A child execs itself; sched:sched_prepare_exec, which fires in execve()
+ * before the old program is gone, samples it with a deferred user
+ * callchain.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <stdint.h>
@@ -79,64 +77,24 @@ static int own_frames(const struct dr_deferred *d)
 	return n;
 }
 
-/* pwrite() all of BUF at OFF of FD: 0, or -1 for a short or failed write. */
-static int put(int fd, const void *buf, size_t len, off_t off)
-{
-	return pwrite(fd, buf, len, off) == (ssize_t)len ? 0 : -1;
-}
-
-/*
- * A read-only private mapping of MEMFD, one page long, holding an argv
- * for ARGS: the pointers, then the strings. They are written with
- * pwrite(), so no one has touched the mapping: execve() takes the first
- * fault on it when it copies the strings. NULL if any step fails.
- */
-static char *argv_page(int memfd, long page, const char * const args[2])
-{
-	size_t a0 = strlen(args[0]) + 1, a1 = strlen(args[1]) + 1;
-	uintptr_t ptrs[3];
-	char *map;
-
-	if (ftruncate(memfd, page))
-		return NULL;
-	map = mmap(NULL, page, PROT_READ, MAP_PRIVATE, memfd, 0);
-	if (map == MAP_FAILED)
-		return NULL;
-	ptrs[0] = (uintptr_t)map + sizeof(ptrs);
-	ptrs[1] = ptrs[0] + a0;
-	ptrs[2] = 0;
-	if (put(memfd, ptrs, sizeof(ptrs), 0) ||
-	    put(memfd, args[0], a0, sizeof(ptrs)) ||
-	    put(memfd, args[1], a1, sizeof(ptrs) + a0)) {
-		munmap(map, page);
-		return NULL;
-	}
-	return map;
-}
-
 TEST(execve_keeps_the_old_stack)
 {
-	static const char * const args[] = { "deferred_exec", CHILD_ARG };
+	static char * const argv[] = { "deferred_exec", CHILD_ARG, NULL };
 	struct perf_event_attr attr;
 	long page = sysconf(_SC_PAGESIZE);
 	size_t ring_len = (RING_PAGES + 1) * page, len, off;
-	int id, memfd, fd, go[2], status, samples = 0;
+	int id, fd, go[2], status, samples = 0;
 	const struct perf_event_header *h;
 	struct perf_event_mmap_page *pg;
-	char filter[128], *argv, *buf;
+	char *buf;
 	pid_t pid;
 
-	id = tracepoint_id("exceptions/page_fault_kernel");
+	id = tracepoint_id("sched/sched_prepare_exec");
 	if (id < 0)
-		SKIP(return, "no exceptions:page_fault_kernel event in tracefs");
+		SKIP(return, "no sched:sched_prepare_exec event in tracefs");
 	attr = dr_tracepoint_attr(id);
 	attr.sample_id_all = 1;
 	ASSERT_EQ(0, find_text());
-
-	memfd = memfd_create("deferred_exec", MFD_CLOEXEC);
-	ASSERT_LE(0, memfd);
-	argv = argv_page(memfd, page, args);
-	ASSERT_NE(NULL, argv) TH_LOG("argv in a memfd mapping: %s", strerror(errno));
 
 	ASSERT_EQ(0, pipe(go));
 	pid = fork();
@@ -161,9 +119,6 @@ TEST(execve_keeps_the_old_stack)
 			SKIP(return, "perf_event_open: EINVAL (no defer_callchain?)");
 		ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(errno));
 	}
-	snprintf(filter, sizeof(filter), "address >= 0x%lx && address < 0x%lx",
-		 (unsigned long)argv, (unsigned long)argv + page);
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter));
 	pg = mmap(NULL, ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, pg);
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
@@ -203,14 +158,13 @@ TEST(execve_keeps_the_old_stack)
 			       (unsigned long long)(d->nr ? d->ips[0] : 0));
 	}
 	ASSERT_EQ(len, off) TH_LOG("a record with a bad size at offset %zu", off);
-	ASSERT_LE(1, samples) TH_LOG("no page_fault_kernel sample in execve() reading argv");
+	ASSERT_EQ(1, samples) TH_LOG("%d sched_prepare_exec samples for one execve()",
+				     samples);
 
 	free(buf);
 	munmap(pg, ring_len);
 	close(fd);
 	close(go[1]);
-	munmap(argv, page);
-	close(memfd);
 }
 
 int main(int argc, char **argv)

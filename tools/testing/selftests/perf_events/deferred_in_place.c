@@ -4,19 +4,23 @@
  */
 #define _GNU_SOURCE
 
+#include <stdio.h>
+#include <sys/syscall.h>
+
 #include "kselftest_harness.h"
 #include "deferred_callchain.h"
 #include "tracepoint_id.h"
 
 /*
  * The deferred user callchain must be the one the sample would carry in
- * place: two events on exceptions:page_fault_user of this task, one with
- * defer_callchain and one without, write into the same ring. Each fault
- * writes one sample of each, next to each other; the user part of the
- * one without defer_callchain (perf_callchain_user(), walked in the
- * fault) must equal, ip for ip and to the outermost frame, the deferred
- * record that answers the other one's cookie (walked on the way back to
- * user space).
+ * place: two events on raw_syscalls:sys_enter of this task, filtered on
+ * getppid(), one with defer_callchain and one without, write into the
+ * same ring. Each call writes one sample of each, next to each other; the
+ * user part of the one without defer_callchain (perf_callchain_user(),
+ * walked in the syscall) must equal, ip for ip and to the outermost frame,
+ * the deferred record that answers the other one's cookie (walked on the
+ * way back to user space). (Software events will not do: the events of
+ * one software event type share the callchain of the first one sampled.)
  *
  * Where deferral is the point, the two may differ in length, never in an
  * ip they both have: the walk in place runs with page faults disabled and
@@ -40,8 +44,6 @@ FIXTURE(in_place)
 {
 	struct dc_session s;
 	int fd;			/* the event without defer_callchain */
-	char *area;
-	size_t area_len;
 };
 
 FIXTURE_SETUP(in_place)
@@ -52,18 +54,18 @@ FIXTURE_SETUP(in_place)
 		.defer = true,
 	};
 	struct perf_event_attr attr;
+	char filter[32];
 	int id, err;
 
 	dc_session_init(&self->s);
 	self->fd = -1;
-	self->area = MAP_FAILED;
 	if (!DC_HAVE_WORKLOAD)
 		SKIP(return, "no workload for this architecture");
 	if (geteuid())
 		SKIP(return, "needs root for kernel callchains and tracepoints");
-	id = tracepoint_id("exceptions/page_fault_user");
+	id = tracepoint_id("raw_syscalls/sys_enter");
 	if (id < 0)
-		SKIP(return, "no tracepoint exceptions/page_fault_user in tracefs");
+		SKIP(return, "no tracepoint raw_syscalls/sys_enter in tracefs");
 	c.config = id;
 	err = dc_session_open(&self->s, &c, false);
 	if (err == -EOPNOTSUPP)
@@ -75,12 +77,9 @@ FIXTURE_SETUP(in_place)
 	ASSERT_LE(0, self->fd) TH_LOG("opening the event without defer_callchain: %s",
 				      strerror(errno));
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_SET_OUTPUT, self->s.ring[0].fd));
-
-	self->area_len = DC_FAULT_AREA * sysconf(_SC_PAGESIZE);
-	self->area = mmap(NULL, self->area_len, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->area);
-	madvise(self->area, self->area_len, MADV_NOHUGEPAGE);
+	snprintf(filter, sizeof(filter), "id == %d", __NR_getppid);
+	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_SET_FILTER, filter));
+	ASSERT_EQ(0, ioctl(self->s.ring[0].fd, PERF_EVENT_IOC_SET_FILTER, filter));
 }
 
 FIXTURE_TEARDOWN(in_place)
@@ -88,8 +87,6 @@ FIXTURE_TEARDOWN(in_place)
 	if (self->fd >= 0)
 		close(self->fd);
 	dc_session_close(&self->s);
-	if (self->area != MAP_FAILED)
-		munmap(self->area, self->area_len);
 }
 
 static bool dc_is_deferred(const struct dc_sample *smp)
@@ -118,7 +115,7 @@ struct dc_pairs {
 };
 
 /*
- * One fault, sampled by both events: the user stack walked in place by
+ * One call, sampled by both events: the user stack walked in place by
  * @without and the deferred record that answers @with.
  */
 static void dc_compare_pair(struct __test_metadata *_metadata,
@@ -165,17 +162,16 @@ static void dc_compare_pair(struct __test_metadata *_metadata,
 		for (k = 0; k < nr || k < d->nr; k++)
 			TH_LOG("[%llu] in place %#llx, deferred %#llx", k,
 			       k < nr ? ips[k] : 0, k < d->nr ? d->ips[k] : 0);
-	dc_bad(res, "fault at %#llx: %llu ips in place, %llu deferred",
+	dc_bad(res, "call at %#llx: %llu ips in place, %llu deferred",
 	       ips[0], nr, d->nr);
 }
 
 TEST_F(in_place, matches_deferred)
 {
 	struct dc_work w = {
-		.op = DC_OP_FAULTS,
-		.count = DC_FAULT_PAGES,
-		.pages = self->area,
-		.step = sysconf(_SC_PAGESIZE),
+		.op = DC_OP_SYSCALLS,
+		.count = DC_SYSCALLS,
+		.nr = __NR_getppid,
 	};
 	const struct dc_expect e = { .w = &w, .defer = true, .pinned_ring = -1 };
 	__u32 pid = getpid(), tid = syscall(SYS_gettid);
@@ -212,7 +208,7 @@ TEST_F(in_place, matches_deferred)
 	}
 	TH_LOG("pairs %zu (workload %zu): equal %zu, shorter in place %zu, longer %zu",
 	       p.pairs, p.workload, p.equal, p.shorter, p.longer);
-	EXPECT_LT(0, p.workload) TH_LOG("no pair from a fault of the workload");
+	EXPECT_LT(0, p.workload) TH_LOG("no pair from a syscall of the workload");
 	EXPECT_LT(p.pairs / 2, DC_IN_PLACE_RUNS_ON ? p.equal + p.longer : p.equal)
 		TH_LOG("of %zu pairs, %zu equal, %zu longer in place",
 		       p.pairs, p.equal, p.longer);

@@ -908,24 +908,10 @@ static bool dc_same_ips(const __u64 *a, __u64 na, const __u64 *b, __u64 nb)
 	return true;
 }
 
-/*
- * A user stack in place and a deferred record agree. On arm64 the record
- * may name one more caller after the pc: in the first instructions of a
- * function the deferred unwinder takes it from x30, where the walk in
- * place leaves it to the tool (perf adds it from the sampled x30).
- */
+/* A user stack in place and a deferred record agree. */
 static bool dc_same_stack(const __u64 *c, __u64 n, const struct dc_deferred *d)
 {
-	if (!d || !n || !d->nr)
-		return false;
-	if (dc_same_ips(c, n, d->ips, d->nr))
-		return true;
-#if defined(__aarch64__)
-	return c[0] == d->ips[0] && d->nr > 1 &&
-	       dc_same_ips(c + 1, n - 1, d->ips + 2, d->nr - 2);
-#else
-	return false;
-#endif
+	return d && n && d->nr && dc_same_ips(c, n, d->ips, d->nr);
 }
 
 /*
