@@ -13,7 +13,10 @@
  *
  * Writing to "request" makes the first user request an unwind for the
  * writer; its callback requests one again, which must fail with -EALREADY
- * (whether the task has an unwind cache or not: it tells which).
+ * (whether the task has an unwind cache or not: it tells which). Writing
+ * "nocache" there also makes the next fault injection point the task
+ * passes fail (as /proc/<pid>/fail-nth does): the allocation of its unwind
+ * cache, with failslab, when the task has none yet.
  *
  * "result" tells what happened.
  */
@@ -23,6 +26,7 @@
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
 #include <linux/unwind_deferred.h>
 #include <trace/events/sched.h>
 
@@ -142,13 +146,27 @@ static const struct file_operations exec_fops = {
 	.llseek = noop_llseek,
 };
 
-/* Nothing here may allocate: see deferred_users.sh. */
 static ssize_t request_write(struct file *file, const char __user *buf,
 			     size_t count, loff_t *ppos)
 {
+	char arg[16];
+	bool nocache;
+
+	if (strncpy_from_user(arg, buf, min(count, sizeof(arg) - 1)) < 0)
+		return -EFAULT;
+	arg[min(count, sizeof(arg) - 1)] = '\0';
+	nocache = sysfs_streq(arg, "nocache");
+	if (nocache && !IS_ENABLED(CONFIG_FAULT_INJECTION))
+		return -EOPNOTSUPP;
+
 	guard(mutex)(&test_lock);
 	test_reset(true);
 	res.first_ret = unwind_deferred_request(&first.work, &res.first_cookie);
+#ifdef CONFIG_FAULT_INJECTION
+	/* Nothing allocates between here and the task work. */
+	if (nocache)
+		WRITE_ONCE(current->fail_nth, 1);
+#endif
 	return count;
 }
 
