@@ -28,8 +28,11 @@ if [ "${VARIANT:-series}" = base ]; then
 		awk '{ print "CONFIG_" $2 }' | sort -u >"$known.tmp"
 	mv "$known.tmp" "$known"
 fi
+# A later fragment overrides an earlier one ("# CONFIG_X is not set" too).
 missing_options() {
-	cat "${frags[@]}" | sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=\(.*\)$/\1=\2/p' |
+	cat "${frags[@]}" | sed -n -e 's/^\(CONFIG_[A-Z0-9_]*\)=\(.*\)$/\1=\2/p' \
+		-e 's/^# \(CONFIG_[A-Z0-9_]*\) is not set$/\1=n/p' |
+		awk -F= '{ v[$1] = $0 } END { for (o in v) if (v[o] !~ /=n$/) print v[o] }' |
 		while read -r line; do
 			[ -n "$known" ] && ! grep -qxF "${line%%=*}" "$known" && continue
 			grep -qxF "$line" "$OUT/.config" || echo "$line"

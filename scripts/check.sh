@@ -155,10 +155,7 @@ for ARCH in $ARCHES; do
 		ku=$BUILD/logs/$ARCH/kunit
 		cached_gate "kunit-$ARCH" "$(kunit_key)" "tree, .kunitconfig files and tools" \
 			"$ARCH kunit" "$ku.ktap" "$TOP/scripts/kunit.sh"
-		# kunit.py's .config, if it built here (a kept verdict needs none).
-		kc=$BUILD/kunit/$ARCH/.config
-		[ -f "$kc" ] || kc=
-		KCONFIG=$kc collect "$ARCH kunit" "$ku.ktap" "$ku.json" \
+		collect "$ARCH kunit" "$ku.ktap" "$ku.json" \
 			--required "$TOP/configs/required-tests"
 	fi
 	for run in ${GUEST_RUNS:-$runs}; do
@@ -195,7 +192,7 @@ for ARCH in $ARCHES; do
 		if [ -f "$log" ]; then
 			req=("--required" "$TOP/configs/required-tests")
 			[ "$run" = stress ] && req=()
-			KCONFIG=$OUT/.config collect "$label" "$log" "$json" "${req[@]}"
+			collect "$label" "$log" "$json" "${req[@]}"
 		else
 			step_failed "$label" "$step" "$json"
 		fi

@@ -17,7 +17,6 @@ per-suite table, and write the counts to a JSON file.
                                     series, nor on its boots AGAIN, fails)
 """
 import json
-import os
 import re
 import sys
 from fnmatch import fnmatch
@@ -136,33 +135,20 @@ def suite_name(desc):
     return '%s:%s' % m.groups() if m else desc.split()[0].rstrip(':') if desc else '?'
 
 
-def has_config(option):
-    """Whether $KCONFIG (a kernel .config) sets option; true without one."""
-    path = os.environ.get('KCONFIG')
-    if not path:
-        return True
-    return option + '=y' in read(path).split('\n')
-
-
 def read_required(required_file, arch):
     """The suites required on ARCH and the cases that may skip there."""
     required, may_skip = [], []
     if not required_file:
         return required, may_skip
-    # NAME or NAME@ARCH (ARCH may name a variant: arm64-64k) or
-    # NAME@CONFIG_X (where the kernel the guest ran, whose .config
-    # $KCONFIG names, has X: a feature some arches lack); a name
-    # without a wildcard must also report; !SUITE: CASE[@ARCH] is a
-    # case whose skip there is expected.
+    # NAME or NAME@ARCH[,ARCH...] (ARCH may name a variant: arm64-64k);
+    # a name without a wildcard must also report; !SUITE: CASE[@ARCH] is
+    # a case whose skip there is expected.
     for l in read(required_file).splitlines():
         r = l.split('#')[0].strip()
         if not r:
             continue
         name, _, only = r.partition('@')
-        if only.startswith('CONFIG_'):
-            if not has_config(only):
-                continue
-        elif only and only not in (arch.split()[0], '-'.join(arch.split())):
+        if only and not {arch.split()[0], '-'.join(arch.split())} & set(only.split(',')):
             continue
         if name.startswith('!'):
             may_skip.append(name[1:])

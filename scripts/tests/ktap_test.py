@@ -104,6 +104,10 @@ class Parse(unittest.TestCase):
                                      required='kunit:no_such_suite@arm64\n')
         self.assertEqual(rc, 0)
         self.assertEqual(res['totals']['fail'], 0)
+        rc, _, res = self.run_.parse('arm64-check.log', arch='x86_64',
+                                     required='kunit:no_such_suite@arm64,x86_64\n')
+        self.assertEqual(rc, 1)
+        self.assertEqual(res['states'][('kunit:no_such_suite', '(suite)')], 'fail')
 
     def test_failures_and_skips(self):
         rc, out, res = self.run_.parse('arm64-upstream.log')

@@ -233,6 +233,10 @@ struct dc_result {
 	size_t max_per_cookie;	/* samples sharing the cookie of one entry */
 	size_t answered_before;	/* samples whose cookie's records precede them */
 	size_t in_place;	/* deferral on, user stack in the sample */
+	size_t marked;		/* deferral on, a cookie in the sample */
+	__u64 lost;		/* records the rings lost (PERF_RECORD_LOST) */
+	size_t unanswered;	/* cookies without a record, records lost */
+	size_t orphans;		/* records without a sample, records lost */
 	size_t bad;
 	char why[256];
 };
@@ -257,6 +261,9 @@ struct dc_state {
 	struct dc_tally *tally;		/* one per record in ours */
 	struct dc_cand *cand;
 	size_t nr_cand;
+	__u64 *unanswered;		/* cookies without a record */
+	size_t nr_unanswered;
+	__u64 lost;
 };
 
 /* deferred_lib.c */

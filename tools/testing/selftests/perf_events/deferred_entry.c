@@ -238,20 +238,6 @@ FIXTURE_TEARDOWN(entry)
 	write_uprobe_events("-:" PROBE);
 }
 
-/* The user ips after PERF_CONTEXT_USER in a sample: how many, and where. */
-static __u64 user_part(const struct dr_sample *s, const __u64 **ips)
-{
-	__u64 i;
-
-	for (i = 0; i + 1 < s->nr; i++) {
-		if (s->ips[i] == PERF_CONTEXT_USER) {
-			*ips = &s->ips[i + 1];
-			return s->nr - i - 1;
-		}
-	}
-	return 0;
-}
-
 /*
  * Each call of the probed function gives two samples: the one with
  * defer_callchain has a cookie, answered by a record after it; the other
@@ -297,7 +283,7 @@ TEST_F(entry, callers)
 			nr = d->nr;
 		} else {
 			in_place++;
-			nr = user_part(s, &ips);
+			nr = dr_user_part(s->ips, s->nr, &ips);
 		}
 		ASSERT_LE(n, nr) TH_LOG("%s: %llu user ips",
 					cookie ? "deferred" : "in place",

@@ -962,8 +962,10 @@ int dc_state_init(struct dc_state *st, const struct dc_expect *e,
 	st->ours = calloc(recs->nr_deferred + 1, sizeof(*st->ours));
 	st->tally = calloc(recs->nr_deferred + 1, sizeof(*st->tally));
 	st->cand = calloc(recs->nr_samples + 1, sizeof(*st->cand));
-	if (!st->ours || !st->tally || !st->cand)
+	st->unanswered = calloc(recs->nr_samples + 1, sizeof(*st->unanswered));
+	if (!st->ours || !st->tally || !st->cand || !st->unanswered)
 		return -ENOMEM;
+	st->lost = recs->lost;
 	for (i = 0; i < recs->nr_deferred; i++)
 		if (recs->deferred[i].pid == pid && recs->deferred[i].tid == tid)
 			st->ours[st->nr_ours++] = recs->deferred[i];
@@ -973,6 +975,7 @@ int dc_state_init(struct dc_state *st, const struct dc_expect *e,
 
 void dc_state_free(struct dc_state *st)
 {
+	free(st->unanswered);
 	free(st->cand);
 	free(st->tally);
 	free(st->ours);
@@ -1021,6 +1024,8 @@ static void dc_check_answer(struct dc_state *st, const struct dc_session *s,
 	if (!n) {
 		if (st->e->self_output && smp->time >= s->t_stop)
 			res->excused++;
+		else if (st->lost)	/* counted against the loss */
+			st->unanswered[st->nr_unanswered++] = cookie;
 		else
 			dc_bad(res, "sample at %#llx: no record for cookie %#llx",
 			       smp->ip, cookie);
@@ -1077,8 +1082,10 @@ static void dc_check_samples(struct dc_state *st, const struct dc_session *s,
 		if (smp->nr < 2 ||
 		    smp->chain[smp->nr - 2] != PERF_CONTEXT_USER_DEFERRED)
 			dc_check_in_place(st->ours, st->nr_ours, smp, res);
-		else
+		else {
+			res->marked++;
 			dc_check_answer(st, s, smp, res);
+		}
 	}
 }
 
@@ -1120,6 +1127,32 @@ static int dc_tell_entries(struct dc_state *st, struct dc_result *res)
 	return 0;
 }
 
+/*
+ * Records a ring lost (it filled up: a call of the workload took longer
+ * than the ring has room for) may be samples or deferred records: each
+ * cookie left without its record and each record left without a sample
+ * must be one of them, and they must be few.
+ */
+static void dc_check_lost(struct dc_state *st, const struct dc_records *recs,
+			  struct dc_result *res)
+{
+	size_t i, n = 0;
+
+	res->lost = st->lost;
+	if (!st->lost)
+		return;
+	qsort(st->unanswered, st->nr_unanswered, sizeof(__u64), dc_cmp_u64);
+	for (i = 0; i < st->nr_unanswered; i++)
+		n += !i || st->unanswered[i] != st->unanswered[i - 1];
+	res->unanswered = n;
+	if (n + res->orphans > st->lost)
+		dc_bad(res, "%zu cookies without a record and %zu records without a sample, %llu records lost",
+		       n, res->orphans, st->lost);
+	if (st->lost * 10 > recs->nr_samples + recs->nr_deferred)
+		dc_bad(res, "%llu records lost, more than a tenth of the %zu read",
+		       st->lost, recs->nr_samples + recs->nr_deferred);
+}
+
 /* One record per cookie, each answering a sample; samples per entry. */
 static void dc_count_cookies(const struct dc_state *st, struct dc_result *res)
 {
@@ -1151,8 +1184,9 @@ static void dc_count_cookies(const struct dc_state *st, struct dc_result *res)
 	 * this task: perf core hands each deferred record to every
 	 * defer_output event of the task, whichever event's sample asked.
 	 */
-	if (orphans)
+	if (orphans && !st->lost)
 		dc_bad(res, "%zu deferred records answer no sample", orphans);
+	res->orphans = orphans;
 	/*
 	 * Without defer_callchain this task requests no deferred unwind. A
 	 * per-CPU side-band event still receives the records of any other
@@ -1181,6 +1215,9 @@ static void dc_log(const struct dc_records *recs, const struct dc_result *res)
 		       res->entry_frame, res->other_entries);
 	ksft_print_msg("after their entry's record: in place %zu, with a cookie %zu\n",
 		       res->in_place, res->answered_before);
+	if (res->lost)
+		ksft_print_msg("records lost %llu: cookies without a record %zu, records without a sample %zu\n",
+			       res->lost, res->unanswered, res->orphans);
 }
 
 /*
@@ -1197,14 +1234,10 @@ int dc_check(const struct dc_expect *e, struct dc_session *s,
 
 	memset(res, 0, sizeof(*res));
 	err = dc_parse(s, &recs);
-	if (!err && recs.lost)
-		err = -ENOSPC;
 	if (!err)
 		err = dc_state_init(&st, e, &recs);
 	if (err) {
-		snprintf(res->why, sizeof(res->why), "%s",
-			 err == -ENOSPC ? "records lost, results meaningless" :
-			 strerror(-err));
+		snprintf(res->why, sizeof(res->why), "%s", strerror(-err));
 		dc_state_free(&st);
 		dc_records_free(&recs);
 		return err;
@@ -1215,6 +1248,7 @@ int dc_check(const struct dc_expect *e, struct dc_session *s,
 	err = dc_tell_entries(&st, res);
 	if (!err) {
 		dc_count_cookies(&st, res);
+		dc_check_lost(&st, &recs, res);
 		dc_log(&recs, res);
 	}
 	dc_state_free(&st);

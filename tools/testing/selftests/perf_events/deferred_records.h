@@ -112,6 +112,20 @@ static inline __u64 dr_sample_cookie(const struct dr_sample *s)
 	return 0;
 }
 
+/* The user ips after PERF_CONTEXT_USER in a callchain: how many, and where. */
+static inline __u64 dr_user_part(const __u64 *chain, __u64 nr, const __u64 **ips)
+{
+	__u64 i;
+
+	for (i = 0; i + 1 < nr; i++) {
+		if (chain[i] == PERF_CONTEXT_USER) {
+			*ips = &chain[i + 1];
+			return nr - i - 1;
+		}
+	}
+	return 0;
+}
+
 /*
  * Whether a sample holds its user stack in place, after PERF_CONTEXT_USER.
  * A kernel without a deferred unwinder for the arch (no CONFIG_UNWIND_USER)
@@ -119,12 +133,9 @@ static inline __u64 dr_sample_cookie(const struct dr_sample *s)
  */
 static inline int dr_sample_user_in_place(const struct dr_sample *s)
 {
-	__u64 i;
+	const __u64 *ips;
 
-	for (i = 0; i + 1 < s->nr; i++)
-		if (s->ips[i] == PERF_CONTEXT_USER)
-			return s->ips[i + 1] < PERF_CONTEXT_MAX;
-	return 0;
+	return dr_user_part(s->ips, s->nr, &ips) && ips[0] < PERF_CONTEXT_MAX;
 }
 
 /*
