@@ -25,7 +25,7 @@ for arg in $(cat /proc/cmdline); do
 done
 T=/sys/kernel/tracing
 cpus=$(seq 0 $(($(nproc) - 1)))
-selftests="perf_events/deferred_callchain perf_events/deferred_hostile perf_events/deferred_in_place exceptions/page_fault_events"
+selftests="perf_events/deferred_callchain perf_events/deferred_hostile exceptions/page_fault_events"
 
 # result OK NAME: one KTAP line
 result() {

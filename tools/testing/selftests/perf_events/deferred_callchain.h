@@ -269,24 +269,12 @@ struct dc_state {
 /* deferred_lib.c */
 long level2(struct dc_work *w);
 long level1(struct dc_work *w);
-int dc_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu);
-void dc_attr(struct perf_event_attr *attr, __u32 type, __u64 config,
-	     __u64 period);
 void dc_session_init(struct dc_session *s);
 void dc_session_close(struct dc_session *s);
 int dc_session_open(struct dc_session *s, const struct dc_config *c,
 		    bool per_cpu);
-void dc_drain_all(struct dc_session *s);
 unsigned long dc_run(struct dc_session *s, struct dc_work *w,
 		     unsigned long max_calls, bool idle_tail);
-int dc_parse(struct dc_session *s, struct dc_records *out);
-void dc_records_free(struct dc_records *r);
-size_t dc_find_cookie(const struct dc_deferred *d, size_t nr,
-		      __u64 cookie, size_t *count);
-void __printf(2, 3) dc_bad(struct dc_result *res, const char *fmt, ...);
-int dc_state_init(struct dc_state *st, const struct dc_expect *e,
-		  const struct dc_records *recs);
-void dc_state_free(struct dc_state *st);
 int dc_check(const struct dc_expect *e, struct dc_session *s,
 	     struct dc_result *res);
 

@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/auxv.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -36,7 +38,7 @@
 #define FE_ATTR(x)	__attribute__((x))
 
 #define CALLS		8	/* calls of the probed function per case */
-#define MAX_IPS		64	/* in a deferred record: the test's stack is shallow */
+#define MAX_IPS		128	/* a callchain: PERF_MAX_STACK_DEPTH and its contexts */
 #define PROBE		"deferred_entry/fe"
 
 /* Written by fe_record(): what the probed function saw in x30, stripped. */
@@ -239,22 +241,56 @@ FIXTURE_TEARDOWN(entry)
 }
 
 /*
+ * The return addresses of the frame records from the caller's frame up,
+ * stripped, as the kernel's frame pointer walk reads them: at most @max,
+ * how many. Only on arm64, where the outermost frame record (glibc's
+ * _start) holds a zero frame pointer; on x86 glibc keeps no frame records
+ * and the last saved frame pointer leads anywhere.
+ */
+static FE_ATTR(noinline) int frame_records(unsigned long *ra, int max)
+{
+	unsigned long *fp = __builtin_frame_address(1);
+	int n = 0;
+
+	while (fp && n < max) {
+		ra[n++] = dr_strip_ra(fp[1]);
+		if ((unsigned long *)fp[0] <= fp)
+			break;
+		fp = (unsigned long *)fp[0];
+	}
+	return n;
+}
+
+/*
  * Each call of the probed function gives two samples: the one with
  * defer_callchain has a cookie, answered by a record after it; the other
  * one has its user callchain in place. Both start at the probed address
  * and give the same frames after it: the return address into
  * call_probed() and then the one into the test where fn's frame record is
- * linked, the one into the test alone where it is not.
+ * linked, the one into the test alone where it is not. On arm64 the
+ * deferred walk goes on to the outermost frame record, return address for
+ * return address, as the test reads its own frame records.
+ *
+ * The two walks go on alike, except that one of them may stop before the
+ * other: the walk in place cannot fault, and stops at a frame record it
+ * cannot read without faulting (arm64 without hardware access flags: the
+ * child the harness forks gets "old" entries for its parent's stack
+ * pages); and on x86 perf_callchain_user() follows the frame pointer as
+ * long as it points into user space, past the outermost frame record,
+ * where the generic unwinder stops as the next frame does not lie above
+ * the last. The shorter one must be the start of the longer one.
  */
 TEST_F(entry, callers)
 {
-	__u64 nr, k, n = variant->linked ? 3 : 2;
+	static const char * const walk[2] = { "deferred", "in place" };
+	__u64 nr[2], k, n = variant->linked ? 3 : 2;
+	int i, deferred = 0, in_place = 0, pairs = 0, shorter = 0, records;
 	const struct perf_event_header *h;
-	int i, deferred = 0, in_place = 0;
-	unsigned long want[3];
-	const __u64 *ips;
+	const __u64 *ips[2] = { NULL, NULL };
+	unsigned long want[3], ra[MAX_IPS];
 	size_t len, off;
 
+	records = frame_records(ra, MAX_IPS);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	ASSERT_EQ(0, ioctl(self->fd_in_place, PERF_EVENT_IOC_ENABLE, 0));
 	for (i = 0; i < CALLS; i++)
@@ -270,35 +306,63 @@ TEST_F(entry, callers)
 		const struct dr_sample *s = (const void *)h;
 		const struct dr_deferred *d;
 		__u64 cookie;
+		int w;
 
 		if (h->type != PERF_RECORD_SAMPLE)
 			continue;
 		cookie = dr_sample_cookie(s);
+		w = !cookie;
 		if (cookie) {
 			deferred++;
 			d = dr_answer(self->buf, len, off + h->size, cookie);
 			ASSERT_NE(NULL, d) TH_LOG("cookie %#llx: no record after the sample",
 						  (unsigned long long)cookie);
-			ips = d->ips;
-			nr = d->nr;
+			ips[0] = d->ips;
+			nr[0] = d->nr;
+#if defined(__aarch64__)
+			EXPECT_EQ(n + records, nr[0]);
+			for (k = n; k < nr[0] && k < n + records; k++)
+				EXPECT_EQ(ra[k - n], ips[0][k])
+					TH_LOG("deferred: ips[%llu] is %#llx, the frame record's %#lx",
+					       (unsigned long long)k,
+					       (unsigned long long)ips[0][k], ra[k - n]);
+#endif
 		} else {
 			in_place++;
-			nr = dr_user_part(s->ips, s->nr, &ips);
+			nr[1] = dr_user_part(s->ips, s->nr, &ips[1]);
 		}
-		ASSERT_LE(n, nr) TH_LOG("%s: %llu user ips",
-					cookie ? "deferred" : "in place",
-					(unsigned long long)nr);
+		ASSERT_LE(n, nr[w]) TH_LOG("%s: %llu user ips", walk[w],
+					   (unsigned long long)nr[w]);
 		for (k = 0; k < n; k++)
-			EXPECT_EQ(want[k], ips[k])
-				TH_LOG("%s: ips[%llu] is %#llx, expected %#lx",
-				       cookie ? "deferred" : "in place",
-				       (unsigned long long)k, (unsigned long long)ips[k],
-				       want[k]);
+			EXPECT_EQ(want[k], ips[w][k])
+				TH_LOG("%s: ips[%llu] is %#llx, expected %#lx", walk[w],
+				       (unsigned long long)k,
+				       (unsigned long long)ips[w][k], want[k]);
+		if (!ips[!w])
+			continue;
+		/* The other sample of the same call came just before. */
+		pairs++;
+		shorter += nr[1] < nr[0];
+		for (k = 0; k < nr[0] && k < nr[1]; k++)
+			EXPECT_EQ(ips[0][k], ips[1][k])
+				TH_LOG("ips[%llu]: deferred %#llx, in place %#llx",
+				       (unsigned long long)k,
+				       (unsigned long long)ips[0][k],
+				       (unsigned long long)ips[1][k]);
+		ips[0] = ips[1] = NULL;
 	}
 	if (!deferred)
 		SKIP(return, DR_NO_UNWINDER);
 	EXPECT_EQ(CALLS, deferred) TH_LOG("one deferred sample per call");
 	EXPECT_EQ(CALLS, in_place) TH_LOG("one sample in place per call");
+	EXPECT_EQ(CALLS, pairs) TH_LOG("the two samples of a call side by side");
+	TH_LOG("%d calls: deferred %llu frames, in place %llu; in place shorter in %d",
+	       pairs, (unsigned long long)nr[0], (unsigned long long)nr[1], shorter);
+#if defined(__aarch64__)
+	TH_LOG("pac-ret: %s", getauxval(AT_HWCAP) & HWCAP_PACA ?
+	       "the saved return addresses are signed, both walks strip them" :
+	       "no pointer authentication on this CPU, nothing to strip");
+#endif
 }
 
 TEST_HARNESS_MAIN

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The workload, the perf sessions and the checks that deferred_callchain,
- * deferred_hostile and deferred_in_place share (deferred_callchain.h).
+ * The workload, the perf sessions and the checks that deferred_callchain
+ * and deferred_hostile share (deferred_callchain.h).
  */
 #define _GNU_SOURCE
 
@@ -251,13 +251,13 @@ static __u64 dc_now(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-int dc_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu)
+static int dc_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 {
 	return syscall(__NR_perf_event_open, attr, pid, cpu, -1,
 		       PERF_FLAG_FD_CLOEXEC);
 }
 
-void dc_attr(struct perf_event_attr *attr, __u32 type, __u64 config,
+static void dc_attr(struct perf_event_attr *attr, __u32 type, __u64 config,
 	     __u64 period)
 {
 	memset(attr, 0, sizeof(*attr));
@@ -492,7 +492,7 @@ static int dc_ring_drain(struct dc_session *s, int idx)
 	return 0;
 }
 
-void dc_drain_all(struct dc_session *s)
+static void dc_drain_all(struct dc_session *s)
 {
 	int i, err;
 
@@ -571,7 +571,7 @@ static bool dc_bad_size(const struct perf_event_header *hdr, __u64 nr)
  * The samples and deferred records the session read, in the order they
  * were read. Returns 0, -ENOMEM, or -EBADMSG for a malformed record.
  */
-int dc_parse(struct dc_session *s, struct dc_records *out)
+static int dc_parse(struct dc_session *s, struct dc_records *out)
 {
 	size_t off, nr_samples = 0, nr_deferred = 0;
 	const struct perf_event_header *hdr;
@@ -653,7 +653,7 @@ int dc_parse(struct dc_session *s, struct dc_records *out)
 	return 0;
 }
 
-void dc_records_free(struct dc_records *r)
+static void dc_records_free(struct dc_records *r)
 {
 	free(r->samples);
 	free(r->deferred);
@@ -692,7 +692,7 @@ static __u64 dc_most_frequent(__u64 *v, size_t nr)
 }
 
 /* Deferred records of our task with this cookie: index of the first one. */
-size_t dc_find_cookie(const struct dc_deferred *d, size_t nr,
+static size_t dc_find_cookie(const struct dc_deferred *d, size_t nr,
 		      __u64 cookie, size_t *count)
 {
 	size_t lo = 0, hi = nr, i;
@@ -757,7 +757,7 @@ static int dc_is_kthread(pid_t pid)
 }
 
 /* Count a problem; keep the description of the first one. */
-void __printf(2, 3) dc_bad(struct dc_result *res, const char *fmt, ...)
+static void __printf(2, 3) dc_bad(struct dc_result *res, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -951,7 +951,7 @@ static void dc_check_in_place(const struct dc_deferred *ours, size_t nr_ours,
 		       after ? after->ips[0] : 0);
 }
 
-int dc_state_init(struct dc_state *st, const struct dc_expect *e,
+static int dc_state_init(struct dc_state *st, const struct dc_expect *e,
 		  const struct dc_records *recs)
 {
 	__u32 pid = getpid(), tid = syscall(SYS_gettid);
@@ -973,7 +973,7 @@ int dc_state_init(struct dc_state *st, const struct dc_expect *e,
 	return 0;
 }
 
-void dc_state_free(struct dc_state *st)
+static void dc_state_free(struct dc_state *st)
 {
 	free(st->unanswered);
 	free(st->cand);
