@@ -323,7 +323,7 @@ TEST_F(entry, callers)
 			EXPECT_EQ(n + records, nr[0]);
 			for (k = n; k < nr[0] && k < n + records; k++)
 				EXPECT_EQ(ra[k - n], ips[0][k])
-					TH_LOG("deferred: ips[%llu] is %#llx, the frame record's %#lx",
+					TH_LOG("deferred: ips[%llu] is %#llx, in the frame %#lx",
 					       (unsigned long long)k,
 					       (unsigned long long)ips[0][k], ra[k - n]);
 #endif
@@ -349,7 +349,8 @@ TEST_F(entry, callers)
 				       (unsigned long long)k,
 				       (unsigned long long)ips[0][k],
 				       (unsigned long long)ips[1][k]);
-		ips[0] = ips[1] = NULL;
+		ips[0] = NULL;
+		ips[1] = NULL;
 	}
 	if (!deferred)
 		SKIP(return, DR_NO_UNWINDER);

@@ -258,7 +258,7 @@ static int dc_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 }
 
 static void dc_attr(struct perf_event_attr *attr, __u32 type, __u64 config,
-	     __u64 period)
+		    __u64 period)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
@@ -693,7 +693,7 @@ static __u64 dc_most_frequent(__u64 *v, size_t nr)
 
 /* Deferred records of our task with this cookie: index of the first one. */
 static size_t dc_find_cookie(const struct dc_deferred *d, size_t nr,
-		      __u64 cookie, size_t *count)
+			     __u64 cookie, size_t *count)
 {
 	size_t lo = 0, hi = nr, i;
 
@@ -952,7 +952,7 @@ static void dc_check_in_place(const struct dc_deferred *ours, size_t nr_ours,
 }
 
 static int dc_state_init(struct dc_state *st, const struct dc_expect *e,
-		  const struct dc_records *recs)
+			 const struct dc_records *recs)
 {
 	__u32 pid = getpid(), tid = syscall(SYS_gettid);
 	size_t i;
@@ -1080,9 +1080,9 @@ static void dc_check_samples(struct dc_state *st, const struct dc_session *s,
 		if (!e->defer)
 			continue;
 		if (smp->nr < 2 ||
-		    smp->chain[smp->nr - 2] != PERF_CONTEXT_USER_DEFERRED)
+		    smp->chain[smp->nr - 2] != PERF_CONTEXT_USER_DEFERRED) {
 			dc_check_in_place(st->ours, st->nr_ours, smp, res);
-		else {
+		} else {
 			res->marked++;
 			dc_check_answer(st, s, smp, res);
 		}
@@ -1146,7 +1146,7 @@ static void dc_check_lost(struct dc_state *st, const struct dc_records *recs,
 		n += !i || st->unanswered[i] != st->unanswered[i - 1];
 	res->unanswered = n;
 	if (n + res->orphans > st->lost)
-		dc_bad(res, "%zu cookies without a record and %zu records without a sample, %llu records lost",
+		dc_bad(res, "%zu cookies without a record, %zu records without a sample, %llu lost",
 		       n, res->orphans, st->lost);
 	if (st->lost * 10 > recs->nr_samples + recs->nr_deferred)
 		dc_bad(res, "%llu records lost, more than a tenth of the %zu read",
@@ -1216,7 +1216,7 @@ static void dc_log(const struct dc_records *recs, const struct dc_result *res)
 	ksft_print_msg("after their entry's record: in place %zu, with a cookie %zu\n",
 		       res->in_place, res->answered_before);
 	if (res->lost)
-		ksft_print_msg("records lost %llu: cookies without a record %zu, records without a sample %zu\n",
+		ksft_print_msg("records lost %llu: unanswered cookies %zu, orphan records %zu\n",
 			       res->lost, res->unanswered, res->orphans);
 }
 
