@@ -26,7 +26,6 @@ export BUILD_KEEP=0
 # keep the mutants of their own patches and of the tests.
 DF='perf_events:deferred_callchain:'
 DE='perf_events:deferred_entry:'
-DH='perf_events:deferred_hostile:'
 DU='perf_events:deferred_users.sh:'
 PF='exceptions:page_fault_events:'
 # The page-fault test again under vm.memfd_noexec=2: its exec cases skip,
@@ -49,17 +48,17 @@ ALL=(
 	"without-exec-fix|arm64|revert:unwind_user/deferred: Unwind the old program's stack at exec|perf_events:deferred_exec: *"
 	"exec-work-queued|arm64|mutate:exec-work-queued exec runs the callbacks before it takes the task work off the list|$DU exec *"
 	"ealready-needs-cache|arm64|mutate:ealready-needs-cache a repeated request is refused only where the unwind cache is|$DU without an unwind cache*"
-	"without-answered-cookie-fix|arm64|revert:unwind_user/deferred: Don't hand out a cookie whose record is already out|$DF deferred.cpu_clock.*;$DF deferred.cpu_clock_self_output.*;?$DF deferred.one_entry_many_samples.*;?$DF deferred.per_cpu*;?$DH *"
+	"without-answered-cookie-fix|arm64|revert:unwind_user/deferred: Don't hand out a cookie whose record is already out|$DF deferred.cpu_clock.*;$DF deferred.cpu_clock_self_output.*;?$DF deferred.one_entry_many_samples.*;?$DF deferred.per_cpu*;?$DF deferred.hostile_*"
 	"without-compat-fallback|arm64|revert:unwind_user/deferred: Leave tasks the unwinder cannot walk to the caller|perf_events:deferred_compat: *;perf:page_fault_events: perf record --call-graph fp,defer: an AArch32*"
 	"without-xol-ip|arm64|revert:unwind_user: Start at the probed address while a uprobe is stepped out of line|$DE *;perf:page_fault_events: perf probe -x*"
-	"without-unwinder|arm64|revert:arm64: Add the frame pointer user unwinder|$DF deferred.cpu_clock*;$DF deferred.page_faults.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DH *;$DE *;$DU *;perf_events:deferred_exec: *"
+	"without-unwinder|arm64|revert:arm64: Add the frame pointer user unwinder|$DF deferred.cpu_clock*;$DF deferred.page_faults.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DF deferred.hostile_*;$DE *;$DU *;perf_events:deferred_exec: *"
 	"no-deferred-leaf-fixup|arm64|mutate:no-deferred-leaf-fixup perf fixes up arm64 leaf frames of callchains taken in place only|perf:page_fault_events: perf record --call-graph fp,defer, stopped*;perf:page_fault_events: perf probe -x*;distro:perf-test: *"
 	"no-arm64-unwinder|arm64|mutate:no-arm64-unwinder arm64's user unwinder walks no task|distro:perf-test: *"
 	"without-no-reclaim|arm64|mutate:aux-reclaims rb_alloc_aux_page() may reclaim for every chunk|$PA aux_large_chunks_never_reclaim"
 	"without-no-retry|arm64|revert:perf/aux: Don't retry AUX chunk orders that already failed|$PA prefer-large, 4 MiB, no large block free"
 	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;$VH *;$PK *"
 	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;$VH *;$PK *"
-	"requester-only-records|arm64|mutate:requester-only-records deferred records only to events with defer_callchain|$DF deferred.cpu_clock.*;$DF deferred.page_faults.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DH *"
+	"requester-only-records|arm64|mutate:requester-only-records deferred records only to events with defer_callchain|$DF deferred.cpu_clock.*;$DF deferred.page_faults.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DF deferred.hostile_*"
 	"without-vmap-huge|arm64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;$VH vmap_huge_unmap;$VH vmap_huge_set_memory"
 )
 

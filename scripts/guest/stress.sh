@@ -25,7 +25,7 @@ for arg in $(cat /proc/cmdline); do
 done
 T=/sys/kernel/tracing
 cpus=$(seq 0 $(($(nproc) - 1)))
-selftests="perf_events/deferred_callchain perf_events/deferred_hostile exceptions/page_fault_events"
+selftests="perf_events/deferred_callchain exceptions/page_fault_events"
 
 # result OK NAME: one KTAP line
 result() {
@@ -125,7 +125,8 @@ each_cpu() { # prefix command...
 	return $erc
 }
 hostile() { # log-prefix
-	each_cpu "$1" /kselftest/perf_events/deferred_hostile
+	each_cpu "$1" /kselftest/perf_events/deferred_callchain -v hostile_kernel_address \
+		-v hostile_unmapped -v hostile_misaligned -v hostile_self_loop -v hostile_two_frame_cycle
 	hrc=$?
 	for c in $cpus; do
 		ktap_print_msg "$1 on cpu $c: $(grep -E '^# (PASSED|FAILED)' "$1-$c.log")"
