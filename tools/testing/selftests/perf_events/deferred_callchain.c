@@ -78,7 +78,7 @@ struct work {
 };
 
 /* The kernel entries of the workload, with the frame pointer @w->fp if set. */
-static inline DC_ATTR(always_inline) void entries(struct work *w)
+static DC_ATTR(always_inline) inline void entries(struct work *w)
 {
 	unsigned long n = w->count, b, pc, e;
 	char *p = w->pages;
