@@ -32,22 +32,23 @@ if [[ $PARTS == *" guest "* ]]; then
 		logs+=("$variant=$BUILD/logs/$ARCH/$name-icount.log")
 	done
 	# The fault handler's code, base and series, side by side.
-	logs+=("vmlinux-base=$BUILD/out/$ARCH-base/vmlinux" "vmlinux-series=$BUILD/out/$ARCH/vmlinux")
+	logs+=("vmlinux-base=$BUILD/base/out/$ARCH/vmlinux" "vmlinux-series=$BUILD/out/$ARCH/vmlinux")
 fi
 # The AUX allocator and a long-running device are measured by a KUnit
 # suite of the harness's own (scripts/bench/aux_bench.c, not part of the
-# series), built into two trees beside the series': linux-frag (the
-# series) and linux-frag-old (the series without its AUX allocation
+# series), built into two trees beside the series': frag/linux (the
+# series) and frag-old/linux (the series without its AUX allocation
 # policy, those patches reverted as 'make mutants' does).
 # bench_tree DIR [SUBJECT...]: DIR at the series' HEAD, the patches with
 # those subjects reverted, and the bench suite added.
 bench_tree() {
-	local dir=$BUILD/$1 subject
+	local dir=$BUILD/$1/linux subject
 	shift
 	# A worktree left from an assembled tree that has since been removed
 	# is made again.
 	if [ "$(git -C "$dir" rev-parse --show-toplevel 2>/dev/null)" != "$dir" ]; then
 		rm -rf "$dir"
+		mkdir -p "${dir%/linux}"
 		git -C "$SRC" worktree prune
 		git -C "$SRC" worktree add -q --detach "$dir" HEAD
 	fi
@@ -62,7 +63,7 @@ bench_tree() {
 	echo 'obj-$(CONFIG_KUNIT) += tests/aux_bench.o' >>"$dir/kernel/events/Makefile"
 }
 if [[ $PARTS == *" aux "* || $PARTS == *" frag "* ]]; then
-	bench_tree linux-frag
+	bench_tree frag
 	VARIANT=frag "$TOP/scripts/build-kernel.sh"
 fi
 # The AUX allocator, in a boot of its own so that its fragmentation
@@ -77,7 +78,7 @@ fi
 # its AUX allocation policy, all with configs/ARCH-frag.config and a
 # sparse disk whose reads fill the page cache.
 if [[ $PARTS == *" frag "* ]]; then
-	bench_tree linux-frag-old "perf/aux: Add KUnit tests for the AUX area allocator" \
+	bench_tree frag-old "perf/aux: Add KUnit tests for the AUX area allocator" \
 		"perf/aux: Don't retry AUX chunk orders that already failed" \
 		"perf/aux: Don't reclaim or compact for AUX pages a PMU only prefers large"
 	VARIANT=frag-old "$TOP/scripts/build-kernel.sh"

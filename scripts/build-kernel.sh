@@ -70,7 +70,7 @@ if [ -z "$(git -C "$SRC" status --porcelain --untracked-files=no)" ]; then
 fi
 # An output directory without a build takes the one another clone kept
 # (lib.sh's build_take): the guests need only the image and the headers.
-kept=kernel-${OUT##*/}
+kept=kernel-$KEPT
 if [ ! -e "$OUT/vmlinux" ] && build_take "$kept" "$build_key" "$OUT"; then
 	msg KERNEL "$ARCH: $OUT/$IMAGE and the UAPI headers, as built before from this tree and configuration ($BUILDS)"
 	exit 0

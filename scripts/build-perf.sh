@@ -50,7 +50,7 @@ fi
 rm -f "$stamp"
 # Where nothing is built yet, the perf another clone kept from the same
 # tools/ (lib.sh's build_take).
-kept=perf-${OUT##*/} key=
+kept=perf-$KEPT key=
 [ -z "$(perf_tools_dirty)" ] && key=$(sha256sum <<<"$want" | cut -d' ' -f1)
 if [ ! -e "$PERF_OUT/perf" ] && build_take "$kept" "$key" "$PERF_OUT"; then
 	echo "$want" >"$stamp"

@@ -38,11 +38,15 @@ check_arch() {
 	# shellcheck source=arch/arm64.sh
 	. "$TOP/scripts/arch/$ARCH.sh"
 	OUT=$BUILD/out/$ARCH
+	# A tree other than the series' is build/V/linux, built in
+	# build/V/out/ARCH: the same paths relative to the output directory
+	# as the series' own, so that the compiler cache (CCACHE_BASEDIR)
+	# hands it every object it shares with the series.
 	# VARIANT=base: the pinned base without the series (a worktree of
 	# build/linux at tag 'base'), for side-by-side measurements.
 	if [ "${VARIANT:-series}" = base ]; then
-		SRC=$BUILD/linux-base
-		OUT=$BUILD/out/$ARCH-base
+		SRC=$BUILD/base/linux
+		OUT=$BUILD/base/out/$ARCH
 		if [ ! -d "$SRC" ]; then
 			[ -d "$BUILD/linux/.git" ] || die "no assembled tree at $BUILD/linux; run 'make tree' first"
 			git -C "$BUILD/linux" worktree add -q --detach "$SRC" base
@@ -72,13 +76,16 @@ check_arch() {
 	frag|frag-old)
 		[ -f "$TOP/configs/$ARCH-frag.config" ] ||
 			die "VARIANT=$VARIANT: $ARCH has no configs/$ARCH-frag.config"
-		OUT=$BUILD/out/$ARCH-$VARIANT
-		SRC=$BUILD/linux-$VARIANT
+		OUT=$BUILD/$VARIANT/out/$ARCH
+		SRC=$BUILD/$VARIANT/linux
 		CONFIG_EXTRA=$ARCH-frag
 		export CONFIG_EXTRA
 		;;
 	*) die "unknown VARIANT='$VARIANT'; supported: series base debug 64k frag frag-old" ;;
 	esac
+	# The name of the kernel and perf kept for another clone (build_keep).
+	KEPT=$ARCH
+	[ "${VARIANT:-series}" = series ] || KEPT=$ARCH-$VARIANT
 	export ARCH SRC CROSS_COMPILE KARCH DEBARCH IMAGE QEMU OUT
 }
 
@@ -106,7 +113,7 @@ VERDICTS=${XDG_CACHE_HOME:-$HOME/.cache}/arm64-trace-series/verdicts
 verdict_key() {
 	{
 		cat
-		git -C "$TOP" ls-files -z configs scripts/arch scripts/guest scripts/lib.sh \
+		git -C "$TOP" ls-files -z configs ':!configs/mutants' scripts/arch scripts/guest scripts/lib.sh \
 			'scripts/build-*.sh' scripts/run-guest.sh scripts/ktap.py |
 			(cd "$TOP" && xargs -0 sha256sum)
 		"${CROSS_COMPILE}gcc" --version | head -n 1

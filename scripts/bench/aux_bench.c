@@ -2,7 +2,7 @@
 /*
  * make bench's AUX allocator measurements. Not part of the series:
  * scripts/bench.sh copies this file into the bench trees (series and
- * series-old, build/linux-frag*) as kernel/events/tests/aux_bench.c.
+ * series-old, build/frag*/linux) as kernel/events/tests/aux_bench.c.
  *
  * perf_aux_bench allocates AUX buffers for a fake PMU and reports their
  * chunks, the page table entries of a huge vmap() of them (as SPE and TRBE
