@@ -16,51 +16,24 @@ set -uo pipefail
 # theirs for another clone.
 export BUILD_KEEP=0
 
-# name|arch|how|"suite: case" patterns that must fail (';'-separated).
-# how: "revert:SUBJECT" takes the patch with that subject out again (found
-# by subject, so inserting a patch moves nothing), "mutate:MODE WHAT" runs
-# scripts/mutate.py MODE.
-# A patch of generic code has its mutant on arm64 only: that the tests can
-# fail without it is shown there, and on x86_64 the same revert would
-# prove it again at the cost of a rebuild and a boot. x86_64 and riscv64
-# keep the mutants of their own patches and of the tests.
-DF='perf_events:deferred_callchain:'
-DE='perf_events:deferred_entry:'
-DU='perf_events:deferred_users.sh:'
-PF='exceptions:page_fault_events:'
-# The page-fault test again under vm.memfd_noexec=2: its exec cases skip,
-# which counts once a case fails and the output shows them.
-MN='exceptions:memfd_noexec:'
-VH='kunit:vmap_huge:'
-PK='kunit:page_fault_event:'
-# The distro run's suites (Debian's tools; the Documentation's examples).
-DT='distro:tools:'
-DX='distro:doc-examples:'
-PA='kunit:perf_aux:'
-ALL=(
-	"without-tracepoints|arm64|mutate:no-arm64-events arm64 calls kprobe_page_fault() alone, as before the series|$PF page_fault.*;$PF fault_count.user_write.*;$PF fault_count.uaccess.*;$PF fault_count.faults_disabled.*;$PF fault_count.segv_user_addr.*;$PF fault_count.nofault_kernel_addr.*;$PF fault_count.kprobe_fetch.*;$PF fault_count.kprobe_single_step.*;$MN page_fault.*;$MN fault_count.user_write.*;$MN fault_count.uaccess.*;$MN fault_count.faults_disabled.*;$MN fault_count.segv_user_addr.*;$MN fault_count.nofault_kernel_addr.*;$MN fault_count.kprobe_fetch.*;$MN fault_count.kprobe_single_step.*;exceptions:clang: *;ftrace:ftracetest: *;verification:ftracetest: *;perf:page_fault_events: perf record/script*;perf:page_fault_events: perf stat*;perf:page_fault_events: perf record -g*;$PK write to a read-only kernel page;$DT perf record*;$DT perf stat*;$DT perf --call-graph*;$DT perf trace*;$DT trace-cmd*;$DT bpftrace*;$DX tracefs: cat *trace;$DX tracefs: cat *hist;$DX bpftrace: *"
-	"perf-in-helper|arm64|mutate:perf-in-helper arm64 counts page-faults before the test for page faults disabled|$PF fault_count.faults_disabled.*;$PF fault_count.kprobe_fetch.*;$MN page_fault.exec.*;$MN fault_count.kprobe_single_step.*;$MN fault_count.faults_disabled.*;$MN fault_count.kprobe_fetch.*;$PK write to a read-only kernel page"
-	"without-fault-helper|x86_64|revert:x86/mm: Report page faults through page_fault_enter()|$PF fault_count.kprobe_single_step.*;$MN page_fault.exec.*;$MN fault_count.kprobe_single_step.*"
-	"event-before-kprobe|riscv64|mutate:event-before-kprobe page_fault_enter() reports faults before kprobe_page_fault() has looked at them|$PF fault_count.kprobe_fetch.*;$PF fault_count.kprobe_single_step.*;$MN page_fault.exec.*;$MN fault_count.kprobe_fetch.*;$MN fault_count.kprobe_single_step.*"
-	"without-rv-arm64|arm64|revert:rv: Let the pagefault monitor run where the fault events are emitted|verification:ftracetest: *"
-	"without-caller-regs|arm64|revert:arm64: perf: Don't report the caller twice in tracepoint callchains|perf:page_fault_events: perf record -g*"
-	"without-cpu-wide-fix|arm64|revert:perf/core: Let CPU-wide events receive deferred callchains|$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DF deferred.per_cpu_self_output.*"
-	"without-exec-fix|arm64|revert:unwind_user/deferred: Unwind the old program's stack at exec|perf_events:deferred_exec: *"
-	"exec-work-queued|arm64|mutate:exec-work-queued exec runs the callbacks before it takes the task work off the list|$DU exec *"
-	"ealready-needs-cache|arm64|mutate:ealready-needs-cache a repeated request is refused only where the unwind cache is|$DU without an unwind cache*"
-	"without-answered-cookie-fix|arm64|revert:unwind_user/deferred: Don't hand out a cookie whose record is already out|$DF deferred.cpu_clock.*;$DF deferred.cpu_clock_self_output.*;?$DF deferred.one_entry_many_samples.*;?$DF deferred.per_cpu*;?$DF deferred.hostile_*"
-	"without-compat-fallback|arm64|revert:unwind_user/deferred: Leave tasks the unwinder cannot walk to the caller|perf_events:deferred_compat: *;perf:page_fault_events: perf record --call-graph fp,defer: an AArch32*"
-	"without-xol-ip|arm64|revert:unwind_user: Start at the probed address while a uprobe is stepped out of line|$DE *;perf:page_fault_events: perf probe -x*"
-	"without-unwinder|arm64|revert:arm64: Add the frame pointer user unwinder|$DF deferred.cpu_clock*;$DF deferred.page_faults.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu*;$DF deferred.hostile_*;$DE *;$DU *;perf_events:deferred_exec: *"
-	"no-deferred-leaf-fixup|arm64|mutate:no-deferred-leaf-fixup perf fixes up arm64 leaf frames of callchains taken in place only|perf:page_fault_events: perf record --call-graph fp,defer, stopped*;perf:page_fault_events: perf probe -x*;distro:perf-test: *"
-	"no-arm64-unwinder|arm64|mutate:no-arm64-unwinder arm64's user unwinder walks no task|distro:perf-test: *"
-	"without-no-reclaim|arm64|mutate:aux-reclaims rb_alloc_aux_page() may reclaim for every chunk|$PA aux_large_chunks_never_reclaim"
-	"without-no-retry|arm64|revert:perf/aux: Don't retry AUX chunk orders that already failed|$PA prefer-large, 4 MiB, no large block free"
-	"tests|arm64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;$VH *;$PK *"
-	"tests|x86_64|mutate:tests a broken expectation in every case|exceptions:page_fault_events: *;exceptions:memfd_noexec: *;exceptions:clang: *;kunit:perf_aux: *;$VH *;$PK *"
-	"requester-only-records|arm64|mutate:requester-only-records deferred records only to events with defer_callchain|$DF deferred.cpu_clock.*;$DF deferred.page_faults.*;$DF deferred.one_entry_many_samples.*;$DF deferred.per_cpu.*;$DF deferred.per_cpu_pinned.*;$DF deferred.hostile_*"
-	"without-vmap-huge|arm64|revert:mm/vmalloc: Let vmap() map contiguous runs of pages with huge entries|$VH vmap_huge_mixed_orders;$VH vmap_huge_broken_run;$VH vmap_huge_unmap;$VH vmap_huge_set_memory"
-)
+# The mutants (configs/mutants), one "name|arch|how|globs" line each, how
+# being revert:SUBJECT or "mutate:MODE WHAT", globs ';'-separated.
+read_mutants() {
+	awk -v OFS='|' '
+	function flush() { if (name != "") print name, arch, how, globs }
+	/^#/ || !NF { next }
+	/^[^ \t]/ { flush(); name = $1; arch = $2; how = $3; globs = ""; next }
+	{ sub(/^[ \t]+/, "") }
+	/^what: / {
+		what = substr($0, 7)
+		how = how == "revert" ? "revert:" what : how " " what
+		next
+	}
+	{ globs = globs (globs == "" ? "" : ";") $0 }
+	END { flush() }' "$TOP/configs/mutants"
+}
+mapfile -t ALL < <(read_mutants)
+[ ${#ALL[@]} -gt 0 ] || die "no mutants in configs/mutants"
 
 git_t() { git -C "$SRC" "$@"; }
 ktap=$BUILD/logs/mutants.ktap
@@ -98,14 +71,14 @@ if [ "$head" != "$(cat "$SRC/.git/series-head")" ] || [ -n "$(git_t status --por
 fi
 trap 'git_t reset -q --hard "$head"' EXIT
 
-# What a mutant's verdict depends on: its line above (not the others), the
+# What a mutant's verdict depends on: its entry in configs/mutants (not the others), the
 # mutated tree (kernel, KUnit suites and selftests), how mutants are made
 # and judged, the harness and the tools.
 mutant_key() {
 	{
 		echo "$1"
 		git_t rev-parse 'HEAD^{tree}'
-		sed '/^ALL=(/,/^)/d' "$TOP/scripts/mutants.sh"
+		cat "$TOP/scripts/mutants.sh"
 		case $1 in *"|mutate:"*) cat "$TOP/scripts/mutate.py" ;; esac
 	} | verdict_key
 }
