@@ -9,7 +9,7 @@ export ARCH ARCHES
 
 S := scripts
 
-.PHONY: help deps base tree export series series-sender kernel selftests perf rootfs boot check check-quick check-debug check-full mutants upstream demo bench clean distclean
+.PHONY: help deps base tree export series series-sender kernel selftests perf rootfs boot check mutants upstream demo bench clean distclean
 
 help:
 	@echo "make demo          build, boot the arm64 guest and show the series at work"
@@ -22,13 +22,6 @@ help:
 	@echo "                   suites on base and series; the mutants; print a summary"
 	@echo "                   and 'N passed, N failed, N skipped' (PHASES=1: stop"
 	@echo "                   before upstream's suites and the mutants)"
-	@echo "make check-full    make check plus the whole kernel after each patch on"
-	@echo "                   arm64 and x86_64, arm64's stress boot (selftests x3,"
-	@echo "                   fault storm, hostile stacks, attr fuzz) and riscv64's"
-	@echo "                   debug boot"
-	@echo "make check-quick   make check with only the normal guest per arch"
-	@echo "make check-debug   only the debug kernels (configs/debug.config: lockdep,"
-	@echo "                   KASAN, UBSAN, KFENCE, kmemleak, ...)"
 	@echo "make mutants       show the tests fail without what they test: patches"
 	@echo "                   reverted (by subject), every case's expectation"
 	@echo "                   broken, the drivers without the AUX capability"
@@ -73,23 +66,10 @@ rootfs: selftests perf
 boot: rootfs
 	@$(S)/run-guest.sh check
 
-# The whole gate, as CI runs it; check-full adds what does not fit in its
-# time budget (scripts/check.sh, CHECK_FULL).
+# The whole gate, as CI runs it (scripts/check.sh).
 check:
 	@$(S)/deps.sh $(ARCHES)
 	@$(S)/check.sh
-
-check-full:
-	@$(S)/deps.sh $(ARCHES)
-	@CHECK_FULL=1 $(S)/check.sh
-
-check-quick:
-	@$(S)/deps.sh $(ARCHES)
-	@GUEST_RUNS=check $(S)/check.sh
-
-check-debug:
-	@$(S)/deps.sh $(ARCHES)
-	@GUEST_RUNS=debug $(S)/check.sh
 
 mutants:
 	@$(S)/deps.sh $(ARCHES)

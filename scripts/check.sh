@@ -14,24 +14,24 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 ARCHES=${ARCHES:-$SUPPORTED_ARCHES}
-# What each arch's guest runs: check (the suites), stress (the suites again
-# and again, a fault storm, hostile stacks, attr fuzzing), debug (the suites
-# on a kernel with configs/debug.config). 'make check' runs what each arch's
-# CHECK_RUNS (scripts/arch/) says; make check-quick only the first, make
-# check-debug only the last. GUEST_RUNS, if set, applies to every arch.
+# The guest boots of each arch: check (the suites on the series kernel),
+# 64k (the suites on the debug kernel, configs/debug.config, with 64 KiB
+# pages: one boot proves both), distro (Debian's perf, trace-cmd and
+# bpftrace in Debian's root on a disk, scripts/build-distro.sh).
+# GUEST_RUNS, if set, is the runs of every arch.
+declare -A RUNS=([arm64]="check 64k distro" [riscv64]=check [x86_64]="check distro")
 GUEST_RUNS=${GUEST_RUNS:-}
-# CHECK_FULL=1 ('make check-full'): each arch's FULL_RUNS where it has
-# them, the builds after each patch on arches whose PER_PATCH_BUILDS is
-# 'full', and the whole kernel after each patch everywhere
-# (PATCH_BUILDS_FULL, read by scripts/patch-builds.sh).
-CHECK_FULL=${CHECK_FULL:-0}
+# The arches whose C files are built after each patch, W=1 and sparse
+# (scripts/patch-builds.sh), and each mailed series alone on the base
+# (scripts/series-builds.sh): arm64, where every patch's generic code and
+# the arm64 code are built; the x86 and riscv code is one call each, built
+# at the top of the series for their guests.
+PATCH_BUILD_ARCHES=arm64
 PHASES=${PHASES:-1 2}
-PATCH_BUILDS_FULL=$CHECK_FULL
-export PATCH_BUILDS_FULL
-# The boots take about 15 s (check), 1 min (debug) and 3.5 min (stress)
-# here; the limits leave 5x or more for a slower host yet let a hung guest
-# be reported, with its log, well inside CI's 90 minutes.
-declare -A TIMEOUTS=([check]=900 [stress]=1200 [debug]=1200 [64k]=1500 [distro]=1200)
+# The boots take about 15 s (check), 1 min (64k) and 1 min (distro) here;
+# the limits leave 5x or more for a slower host yet let a hung guest be
+# reported, with its log, well inside CI's 90 minutes.
+declare -A TIMEOUTS=([check]=900 [64k]=1500 [distro]=1200)
 results=()
 rc=0
 declare -A failed_build=()
@@ -59,7 +59,6 @@ patch_builds_key() {
 		git -C "$SRC" log --format=%T base..HEAD
 		cat "$OUT/.config"
 		sparse --version
-		echo "scope ${PATCH_BUILDS_SCOPE:-kernel} full $PATCH_BUILDS_FULL"
 		cat "$TOP/scripts/patch-builds.sh"
 	} | verdict_key
 }
@@ -127,11 +126,9 @@ for ARCH in $ARCHES; do
 	built=
 	build_guest || built=$FAILED_STEP
 	failed_build[$ARCH]=$built
-	# Every patch builds; W=1 and sparse find nothing new (per arch, on the
-	# kernel just built, so it costs only what the patches change).
-	per_patch=${PER_PATCH_BUILDS:-yes}
-	[ "$per_patch" = full ] && per_patch=$([ "$CHECK_FULL" = 1 ] && echo yes || echo no)
-	if [ -z "$built" ] && [ "${PATCH_BUILDS:-1}" = 1 ] && [ "$per_patch" = yes ]; then
+	# Every patch builds; W=1 and sparse find nothing new (on the kernel
+	# just built, so it costs only what the patches change).
+	if [ -z "$built" ] && [[ " $PATCH_BUILD_ARCHES " == *" $ARCH "* ]]; then
 		gate "$ARCH: builds after each patch, W=1, sparse"
 		pb=$BUILD/logs/$ARCH/patch-builds
 		cached_gate "patch-builds-$ARCH" "$(patch_builds_key)" "commits, configuration and tools" \
@@ -143,14 +140,13 @@ for ARCH in $ARCHES; do
 			"$ARCH series builds" "$sb.ktap" "$TOP/scripts/series-builds.sh"
 		collect "$ARCH series builds" "$sb.ktap" "$sb.json"
 	fi
-	runs=$CHECK_RUNS
-	[ "$CHECK_FULL" = 1 ] && runs=${FULL_RUNS:-$CHECK_RUNS}
+	runs=${GUEST_RUNS:-${RUNS[$ARCH]:-check}}
 	# The KUnit suites of the series as reviewers run them: kunit.py with
 	# the series' .kunitconfig files, on a kernel of its own
 	# (scripts/kunit.sh), on UPSTREAM_ARCHES (lib.sh) where the arch's
 	# series kernel boots for the suites (run 'check'); that boot leaves
 	# KUnit to this.
-	if [[ " $UPSTREAM_ARCHES " == *" $ARCH "* && " ${GUEST_RUNS:-$runs} " == *" check "* ]]; then
+	if [[ " $UPSTREAM_ARCHES " == *" $ARCH "* && " $runs " == *" check "* ]]; then
 		gate "$ARCH: KUnit suites, kunit.py"
 		ku=$BUILD/logs/$ARCH/kunit
 		cached_gate "kunit-$ARCH" "$(kunit_key)" "tree, .kunitconfig files and tools" \
@@ -158,14 +154,12 @@ for ARCH in $ARCHES; do
 		collect "$ARCH kunit" "$ku.ktap" "$ku.json" \
 			--required "$TOP/configs/required-tests"
 	fi
-	for run in ${GUEST_RUNS:-$runs}; do
+	for run in $runs; do
 		case $run in
-		check) variant=series mode=check label=$ARCH log=check ;;
-		stress) variant=series mode=stress label="$ARCH stress" log=stress ;;
-		debug) variant=debug mode=check label="$ARCH debug" log=check-debug ;;
-		64k) variant=64k mode=check label="$ARCH 64k" log=check-64k ;;
-		distro) variant=series mode=check label="$ARCH distro" log=distro ;;
-		*) die "unknown run '$run' in GUEST_RUNS; supported: check stress debug 64k distro" ;;
+		check) variant=series label=$ARCH log=check ;;
+		64k) variant=64k label="$ARCH 64k" log=check-64k ;;
+		distro) variant=series label="$ARCH distro" log=distro ;;
+		*) die "unknown run '$run' in GUEST_RUNS; supported: check 64k distro" ;;
 		esac
 		# The distro run: the suites of Debian's tools, in Debian's root
 		# on the guest's disk (scripts/build-distro.sh). For this boot
@@ -185,14 +179,12 @@ for ARCH in $ARCHES; do
 		[ -z "$step" ] && [ "$run" = distro ] && ! "$TOP/scripts/build-distro.sh" && step=build-distro
 		if [ -z "$step" ] && ! VARIANT=$variant TIMEOUT=${TIMEOUTS[$run]} \
 			GUEST_DISK=$disk GUEST_SUITES=$suites GUEST_LOG=$glog GUEST_APPEND=$append \
-			"$TOP/scripts/run-guest.sh" "$mode"; then
+			"$TOP/scripts/run-guest.sh" check; then
 			step=run-guest
 		fi
 		# A guest that booted has a log to read, even if it failed.
 		if [ -f "$log" ]; then
-			req=("--required" "$TOP/configs/required-tests")
-			[ "$run" = stress ] && req=()
-			collect "$label" "$log" "$json" "${req[@]}"
+			collect "$label" "$log" "$json" --required "$TOP/configs/required-tests"
 		else
 			step_failed "$label" "$step" "$json"
 		fi
@@ -214,7 +206,7 @@ printf '\nphase 1 of 2, the tests of the series: %s (%ds)\n' "$phase1" $((SECOND
 # perf_events and RV kselftests) on the base and on the series, side by
 # side (scripts/upstream.sh): on arm64, and on x86_64, the arch that
 # already has the tracepoints and the deferred callchains. Not when
-# GUEST_RUNS picks boots (make check-quick, check-debug).
+# GUEST_RUNS picks boots.
 for ARCH in $ARCHES; do
 	[ -z "$GUEST_RUNS" ] && [[ " $UPSTREAM_ARCHES " == *" $ARCH "* ]] || continue
 	check_arch

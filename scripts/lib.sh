@@ -34,7 +34,7 @@ check_arch() {
 	*) die "unknown ARCH='${ARCH:-}'; supported: $SUPPORTED_ARCHES (e.g. make check ARCHES=arm64)" ;;
 	esac
 	# What one arch file sets and another may not.
-	unset CROSS_COMPILE_COMPAT QEMU_DISK DEB_SUITE NO_PERF PER_PATCH_BUILDS PATCH_BUILDS_SCOPE FULL_RUNS
+	unset CROSS_COMPILE_COMPAT QEMU_DISK DEB_SUITE NO_PERF
 	# shellcheck source=arch/arm64.sh
 	. "$TOP/scripts/arch/$ARCH.sh"
 	OUT=$BUILD/out/$ARCH
@@ -52,17 +52,11 @@ check_arch() {
 			git -C "$BUILD/linux" worktree add -q --detach "$SRC" base
 		fi
 	fi
-	# VARIANT=debug: the series with configs/debug.config on top (lockdep,
-	# KASAN, UBSAN, KFENCE, kmemleak, ...), in its own output directory.
 	case "${VARIANT:-series}" in
 	series|base) ;;
-	debug)
-		OUT=$BUILD/out/$ARCH-debug
-		CONFIG_EXTRA=debug
-		export CONFIG_EXTRA
-		;;
-	# VARIANT=64k: the debug kernel with 64 KiB pages, where the arch
-	# has them (configs/ARCH-64k.config).
+	# VARIANT=64k: the series with configs/debug.config on top (lockdep,
+	# KASAN, UBSAN, KFENCE, kmemleak, ...) and 64 KiB pages, where the
+	# arch has them (configs/ARCH-64k.config).
 	64k)
 		[ -f "$TOP/configs/$ARCH-64k.config" ] ||
 			die "VARIANT=64k: $ARCH has no 64 KiB-page configuration (configs/$ARCH-64k.config)"
@@ -81,7 +75,7 @@ check_arch() {
 		CONFIG_EXTRA=$ARCH-frag
 		export CONFIG_EXTRA
 		;;
-	*) die "unknown VARIANT='$VARIANT'; supported: series base debug 64k frag frag-old" ;;
+	*) die "unknown VARIANT='$VARIANT'; supported: series base 64k frag frag-old" ;;
 	esac
 	# The name of the kernel and perf kept for another clone (build_keep).
 	KEPT=$ARCH

@@ -2,11 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Upstream's per-patch gates for ARCH, as KTAP (part of 'make check', after
 # the arch's kernel is built):
-#   1. the kernel builds, without warnings, after every patch of the series
-#      (bisectability), each build incremental on the one before, from
-#      the last patch back to the first and then the series again (or,
-#      with PATCH_BUILDS_SCOPE=dirs or files and not PATCH_BUILDS_FULL=1,
-#      the series' directories or its C files compile);
+#   1. the objects of the series' C files build, without warnings, after
+#      every patch of the series (bisectability), each build incremental
+#      on the one before, from the last patch back to the first and then
+#      the series again;
 #   2. W=1 and 3. sparse (C=2; see below for how Debian's 0.6.4 is run)
 #      find nothing new in the C files the series touches, compared with
 #      the same files at the base.
@@ -43,27 +42,15 @@ kernel_changes() { # commit commit: the paths between them the build reads
 		awk -v own="arch/$srcarch/" '!/^(tools|Documentation)\// && $0 != "MAINTAINERS" &&
 			(!/^arch\// || index($0, own) == 1)'
 }
-# PATCH_BUILDS_SCOPE (scripts/arch/): not the whole kernel after each
-# patch but, with 'dirs', the directories (with their subdirectories) of
-# the C files the series touches that this configuration builds, or, with
-# 'files', those C files' objects alone (Kbuild's single-object targets,
-# which still run the prepare step: generated headers, asm-offsets). A
-# header a patch changes is then compiled in every file of the series
-# that includes it, not in the hundreds of others a widely included one
-# reaches. PATCH_BUILDS_FULL=1 ('make check-full') builds the whole
-# kernel on every arch.
-targets=()
-scope="kernel builds"
-case ${PATCH_BUILDS_SCOPE:-kernel}/${PATCH_BUILDS_FULL:-0} in
-dirs/0)
-	mapfile -t targets < <(built_dirs base HEAD)
-	scope="${targets[*]} compile"
-	;;
-files/0)
-	mapfile -t targets < <(built_objects base HEAD)
-	scope="the ${#targets[@]} objects of the series' C files compile"
-	;;
-esac
+# Not the whole kernel after each patch (three near-full builds: the
+# series changes headers most of the kernel includes, sched.h and
+# perf_event.h) but the objects of the C files the series touches that
+# this configuration builds (Kbuild's single-object targets, which still
+# run the prepare step: generated headers, asm-offsets). A header a patch
+# changes is then compiled in every file of the series that includes it,
+# which is where a patch breaks the build.
+mapfile -t targets < <(built_objects base HEAD)
+scope="the ${#targets[@]} objects of the series' C files compile"
 bad=
 prev=$(git -C "$SRC" rev-parse HEAD) prev_i=$nr	# the kernel in $OUT
 mapfile -t order < <(seq $((nr - 1)) -1 1; echo "$nr")
@@ -77,15 +64,12 @@ for i in "${order[@]}"; do
 	fi
 	prev=$c prev_i=$i
 	tree_builds_configure
-	# Of the series' directories or objects, those this patch's tree has.
+	# Of the series' objects, those this patch's tree has.
 	here=()
 	for d in "${targets[@]}"; do
-		case $d in
-		*/) [ -d "$SRC/$d" ] && here+=("$d") ;;
-		*) [ -f "$SRC/${d%.o}.c" ] && configured "$d" && here+=("$d") ;;
-		esac
+		[ -f "$SRC/${d%.o}.c" ] && configured "$d" && here+=("$d")
 	done
-	if [ ${#targets[@]} -gt 0 ] && [ ${#here[@]} = 0 ]; then
+	if [ ${#here[@]} = 0 ]; then
 		echo "# patch $i: none of the series' C files is built here yet: $subject"
 		continue
 	fi

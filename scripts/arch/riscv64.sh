@@ -20,12 +20,3 @@ ARCH_PKGS=(riscv64-linux-gnu-gcc:gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
 # guest has no perf (it would link Debian's riscv64 libraries).
 DEB_SUITE=trixie
 NO_PERF="Debian 12 has no riscv64 libraries to link perf with"
-# The suites; 'make check-full' also runs them on the debug kernel
-# (configs/debug.config; the generic code it exercises is in arm64's
-# debug boot in 'make check').
-CHECK_RUNS="check"
-FULL_RUNS="check debug"
-# The series' riscv code is one call in its fault handler, built and booted
-# at the top of the series; builds after each patch are left to arm64 and
-# x86_64, which take every patch's generic code through them.
-PER_PATCH_BUILDS=no
