@@ -60,6 +60,7 @@ bench_tree() {
 	done
 	mkdir -p "$dir/kernel/events/tests"
 	cp "$TOP/scripts/bench/aux_bench.c" "$dir/kernel/events/tests/"
+	# shellcheck disable=SC2016 # a make variable, written as it is
 	echo 'obj-$(CONFIG_KUNIT) += tests/aux_bench.o' >>"$dir/kernel/events/Makefile"
 }
 if [[ $PARTS == *" aux "* || $PARTS == *" frag "* ]]; then

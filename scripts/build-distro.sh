@@ -48,7 +48,12 @@ mv "$DIR/closure.new" "$DIR/closure"
 msg DISTRO "Debian $SUITES ($DEBARCH): ${PKGS[*]}"
 # What the cache lacks, by name and version (apt-get download writes to
 # the current directory).
-cached_deb() { ls "$DEBS/${1}_${2//:/%3a}_"*.deb 2>/dev/null | head -n 1; }
+cached_deb() {
+	local f
+	for f in "$DEBS/${1}_${2//:/%3a}_"*.deb; do
+		[ -f "$f" ] && echo "$f" && return 0
+	done
+}
 want=()
 while read -r name ver; do
 	[ -n "$(cached_deb "$name" "$ver")" ] || want+=("$name=$ver")

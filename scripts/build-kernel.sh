@@ -76,7 +76,7 @@ if [ ! -e "$OUT/vmlinux" ] && build_take "$kept" "$build_key" "$OUT"; then
 	exit 0
 fi
 msg KERNEL "$ARCH ($(git -C "$SRC" describe --always --tags HEAD)) -> $OUT/$IMAGE"
-if ! KMAKE_QUIET= with_progress "$ARCH${VARIANT:+ $VARIANT} kernel" "$OUT/build.log" kmake; then
+if ! KMAKE_QUIET="" with_progress "$ARCH${VARIANT:+ $VARIANT} kernel" "$OUT/build.log" kmake; then
 	tail -n 30 "$OUT/build.log" >&2
 	die "kernel build failed; full log: $OUT/build.log"
 fi

@@ -29,7 +29,7 @@ mkdir -p "$ROOT"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,root,etc}
 fetch_deb busybox-static
 dpkg-deb -x "$DEBS"/busybox-static_*.deb "$OUT/busybox.x"
 # /bin until Debian 12, /usr/bin from Debian 13 (merged /usr)
-cp "$(ls "$OUT"/busybox.x/{bin,usr/bin}/busybox 2>/dev/null | head -n 1)" "$ROOT/bin/busybox"
+cp "$(find "$OUT/busybox.x" -path "*bin/busybox" -type f | head -n 1)" "$ROOT/bin/busybox"
 rm -rf "$OUT/busybox.x"
 ln -s busybox "$ROOT/bin/sh"
 # The accounts a distribution has at least: ftracetest's mount-option

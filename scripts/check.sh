@@ -180,7 +180,7 @@ for ARCH in $ARCHES; do
 		if [ -z "$step" ] && ! VARIANT=$variant TIMEOUT=${TIMEOUTS[$run]} \
 			GUEST_DISK=$disk GUEST_SUITES=$suites GUEST_LOG=$glog GUEST_APPEND=$append \
 			"$TOP/scripts/run-guest.sh" check; then
-			step=run-guest
+			step="run-guest"
 		fi
 		# A guest that booted has a log to read, even if it failed.
 		if [ -f "$log" ]; then
@@ -208,7 +208,7 @@ printf '\nphase 1 of 2, the tests of the series: %s (%ds)\n' "$phase1" $((SECOND
 # already has the tracepoints and the deferred callchains. Not when
 # GUEST_RUNS picks boots.
 for ARCH in $ARCHES; do
-	[ -z "$GUEST_RUNS" ] && [[ " $UPSTREAM_ARCHES " == *" $ARCH "* ]] || continue
+	if [ -n "$GUEST_RUNS" ] || [[ " $UPSTREAM_ARCHES " != *" $ARCH "* ]]; then continue; fi
 	check_arch
 	gate "$ARCH: upstream suites, base and series"
 	up=$BUILD/logs/$ARCH/upstream

@@ -22,7 +22,7 @@ pkgs=(git:git make:make gcc:gcc libc6-dev flex:flex bison:bison bc:bc libssl-dev
       depmod:kmod python3:python3 python3-ply python3-git perl:perl rsync:rsync
       file:file dpkg-deb:dpkg dpkg-architecture:dpkg-dev sparse:sparse
       pkg-config:pkg-config flock:util-linux timeout:coreutils apt-get:apt
-      clang:clang mke2fs:e2fsprogs)
+      clang:clang mke2fs:e2fsprogs shellcheck:shellcheck)
 libs=()	# packages of the guests' architectures
 foreign=()
 for ARCH in "${arches[@]}"; do

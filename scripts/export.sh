@@ -36,6 +36,7 @@ for c in $(git_t rev-list --reverse base..HEAD); do
 	if [ -n "$others" ]; then
 		# Name the changed files (never exclude the added ones): with a
 		# pathspec, format-patch -1 picks the newest commit touching it.
+		# shellcheck disable=SC2086 # paths, one a word
 		name=$(git_t "${fp[@]}" -1 "$c" -- $others)
 	else
 		# Only new files: the mail part alone (tree.sh commits the files).
@@ -43,7 +44,7 @@ for c in $(git_t rev-list --reverse base..HEAD); do
 		sed -i '/^---$/,$d' "$name"
 		printf -- '---\n' >>"$name"
 	fi
-	echo "$(basename "$name")${added:+ $(echo $added)}" >>"$tmp/series"
+	echo "$(basename "$name")${added:+ ${added//$'\n'/ }}" >>"$tmp/series"
 done
 
 # Replace the queue and overlay; files no longer added by any patch leave

@@ -94,7 +94,7 @@ fi
 
 msg FETCH "$PKG=$want"
 (cd "$tmp" && apt-get download -qq "$PKG=$want" 2>&1 | grep -v 'unsandboxed' || true)
-deb=$(ls "$tmp"/*.deb 2>/dev/null | head -n1)
+deb=$(find "$tmp" -maxdepth 1 -name "*.deb" | head -n 1)
 [ -n "$deb" ] || die "apt-get download $PKG=$want produced no .deb"
 
 if [ "$pinned" = 1 ]; then

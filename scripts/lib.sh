@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # read by the scripts that source it
 # Shared helpers for the harness scripts: paths, ARCH handling, messages.
 # Sourced, never run.
 
@@ -18,7 +19,7 @@ KSELFTEST_TARGETS=${KSELFTEST_TARGETS:-$(sed -e 's/#.*//' -e 's/:.*//' "$TOP/con
 
 # The architectures the harness knows: one file each in scripts/arch/,
 # which says everything arch-specific (compiler, images, QEMU, packages).
-SUPPORTED_ARCHES=$(cd "$TOP/scripts/arch" && ls -- *.sh | sed 's/\.sh$//' | tr '\n' ' ')
+SUPPORTED_ARCHES=$(cd "$TOP/scripts/arch" && for f in *.sh; do printf '%s ' "${f%.sh}"; done)
 SUPPORTED_ARCHES=${SUPPORTED_ARCHES% }
 
 # The arches judged by upstream's own runners in 'make check': kunit.py
@@ -162,7 +163,7 @@ with_progress() {
 	# The most a build of this tree compiled: the total, once it was cold.
 	[ "$rc" = 0 ] && [ "$n" -gt "$(cat "$log.count" 2>/dev/null || echo 0)" ] &&
 		echo "$n" >"$log.count"
-	msg ... "$label: $([ "$rc" = 0 ] && echo done || echo failed) in $(elapsed "$t0")"
+	msg ... "$label: $([ "$rc" = 0 ] && echo "done" || echo "failed") in $(elapsed "$t0")"
 	return "$rc"
 }
 # Objects a kbuild log says were built (its "  CC  foo.o" lines).
@@ -172,7 +173,7 @@ objects_in() {
 	echo "${n:-0}"
 }
 progress_of() {
-	local n total= last
+	local n total="" last
 	n=$(objects_in "$1")
 	if [ "$n" -gt 0 ]; then
 		[ -f "$1.count" ] && total=/$(cat "$1.count")
@@ -288,6 +289,7 @@ stale_depfile() {
 		(cd "$OUT" && while read -r f; do [ -e "$f" ] || exit 0; done; exit 1)
 }
 kmake_once() {
+	# shellcheck disable=SC2086 # no option at all where KMAKE_QUIET is empty
 	make ${KMAKE_QUIET--s} -C "$SRC" O="$OUT" ARCH="$KARCH" CROSS_COMPILE="$CROSS_COMPILE" \
 		CC="$KCC" -j"$(nproc)" "$@"
 }

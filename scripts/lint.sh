@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # Run checkpatch.pl --strict on every commit of build/linux (base..HEAD), as
 # the full patch a maintainer would receive (overlay files included), and
-# print the verdicts as KTAP. Exit non-zero if any patch has a finding.
+# print the verdicts as KTAP; then whether each mailed series applies, the
+# result parser's tests and shellcheck on the harness. Exit non-zero if
+# any of them fails.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_tree
@@ -16,7 +18,7 @@ export PATH=/usr/bin:$PATH
 commits=$(git -C "$SRC" rev-list --reverse base..HEAD)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-ktap_begin lint $(($(echo "$commits" | grep -c . || true) + 2 + ${#MAIL_NAME[@]}))
+ktap_begin lint $(($(echo "$commits" | grep -c . || true) + 3 + ${#MAIL_NAME[@]}))
 n=0 rc=0
 for c in $commits; do
 	n=$((n + 1))
@@ -40,13 +42,14 @@ for c in $commits; do
 		done | sort -u)
 		if ! echo "$sections" | grep -qx NONE; then
 			ignore+=(--ignore FILE_PATH_CHANGES)
-			echo "# new files covered by MAINTAINERS: $(echo $sections)"
+			echo "# new files covered by MAINTAINERS: ${sections//$'\n'/ }"
 		fi
 	fi
 	out=$(git -C "$SRC" format-patch --stdout -1 "$c" |
 		(cd "$SRC" && perl scripts/checkpatch.pl --strict --quiet --showfile "${ignore[@]}" -) 2>&1) || true
 	st=0
-	[ -z "$out" ] || { echo "$out" | sed 's/^/# /'; st=1 rc=1; }
+	# shellcheck disable=SC2001 # '# ' before every line
+	[ -z "$out" ] || { sed 's/^/# /' <<<"$out"; st=1 rc=1; }
 	ktap_result $st "$n" "checkpatch: $name"
 done
 
@@ -90,5 +93,15 @@ if ! python3 -m unittest discover -s "$TOP/scripts/tests" -p '*_test.py' >"$tmp/
 	st=1 rc=1
 fi
 ktap_result $st "$n" "ktap.py: $(grep -o '^Ran [0-9]* tests' "$tmp/unittest" | cut -d' ' -f2) tests on saved guest logs"
+
+# The harness's shell scripts, checked by shellcheck with the exclusions
+# that .shellcheckrc names and says why.
+n=$((n + 1)) st=0
+mapfile -t sh < <(cd "$TOP" && git ls-files '*.sh' scripts/guest/init .ci/run | grep -v '^tools/')
+if ! (cd "$TOP" && shellcheck -f gcc "${sh[@]}") >"$tmp/shellcheck" 2>&1; then
+	sed 's/^/# /' "$tmp/shellcheck"
+	st=1 rc=1
+fi
+ktap_result $st "$n" "shellcheck: ${#sh[@]} scripts"
 ktap_end $rc
 exit $rc

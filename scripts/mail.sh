@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # The series as it is mailed (sourced after lib.sh by series.sh, lint.sh
 # and series-builds.sh): not one series but one per cover letter in
 # patches/cover/, in the order of their names. A cover letter's

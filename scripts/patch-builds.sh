@@ -73,7 +73,7 @@ for i in "${order[@]}"; do
 		echo "# patch $i: none of the series' C files is built here yet: $subject"
 		continue
 	fi
-	if ! KMAKE_QUIET= kmake "${here[@]}" >"$logs/$i.log" 2>&1; then
+	if ! KMAKE_QUIET="" kmake "${here[@]}" >"$logs/$i.log" 2>&1; then
 		echo "# build fails after patch $i: $subject (log: $logs/$i.log)"
 		grep -m5 -E 'error|Error' "$logs/$i.log" | sed 's/^/#   /'
 		bad=1
@@ -106,9 +106,9 @@ ktap_result "${bad:-0}" 1 "builds: $ARCH: $scope, without warnings, after each o
 # MODULE_*() or module_param*() line (which expands to one) is dropped.
 # Findings are compared with their number of occurrences, so one more of
 # a kind the base already has still counts.
-sparse_cf="-D__typeof_unqual__=__typeof__ -fmax-errors=100000 -fmax-warnings=100000"
+sparse_cf=(-D__typeof_unqual__=__typeof__ -fmax-errors=100000 -fmax-warnings=100000)
 sparse_ok=1
-if [ "$(cd "$SRC" && scripts/checker-valid.sh sparse --arch="$KARCH" $sparse_cf 2>/dev/null)" != 1 ]; then
+if [ "$(cd "$SRC" && scripts/checker-valid.sh sparse --arch="$KARCH" "${sparse_cf[@]}" 2>/dev/null)" != 1 ]; then
 	sparse_ok=0
 fi
 strip_lines() {
@@ -151,10 +151,10 @@ findings() {
 		rm -f "$OUT/${f%.c}.o"
 	done
 	[ ${#objs[@]} -gt 0 ] || return 0
-	KMAKE_QUIET= kmake -k -Otarget W=1 "${objs[@]}" 2>&1 | split_log >"$logs/$1.gcc.all"
+	KMAKE_QUIET="" kmake -k -Otarget W=1 "${objs[@]}" 2>&1 | split_log >"$logs/$1.gcc.all"
 	: >"$logs/$1.sparse.all"
 	[ $sparse_ok = 1 ] &&
-		KMAKE_QUIET= kmake -k -Otarget W=1 C=2 CHECK=sparse CF="$sparse_cf" "${objs[@]}" 2>&1 |
+		KMAKE_QUIET="" kmake -k -Otarget W=1 C=2 CHECK=sparse CF="${sparse_cf[*]}" "${objs[@]}" 2>&1 |
 		split_log >"$logs/$1.sparse.all"
 	for f in $built; do
 		key=${f//\//_}

@@ -28,7 +28,7 @@ args=("${QEMU_ARGS[@]}" -m 2048 -smp 2 -kernel "$kernel" -initrd "$initrd" -seri
 append="console=$CONSOLE panic=-1 oops=panic loglevel=4 harness.mode=$mode ${GUEST_APPEND:-}"
 # GUEST_SUITES="SUITE ...": check mode runs only those suites (the
 # guest's harness.suites=; mutants.sh): no KUnit unless one is named.
-[ -n "${GUEST_SUITES:-}" ] && append+=" harness.suites=$(echo $GUEST_SUITES | tr ' ' ,)"
+[ -n "${GUEST_SUITES:-}" ] && append+=" harness.suites=$(echo "$GUEST_SUITES" | xargs | tr ' ' ,)"
 # The built-in KUnit suites run at boot in 'check' mode, but not on the
 # series' kernel of UPSTREAM_ARCHES (lib.sh), where kunit.py runs them
 # (scripts/kunit.sh). KUNIT_FILTER=GLOB runs those that match in any

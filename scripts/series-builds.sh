@@ -45,7 +45,8 @@ for i in "${!MAIL_NAME[@]}"; do
 	git -C "$SRC" checkout -q "$head"
 	tree_builds_configure
 	st=0
-	if ! KMAKE_QUIET= kmake $dirs >"$logs/$name.log" 2>&1; then
+	# shellcheck disable=SC2086 # directories, one a word
+	if ! KMAKE_QUIET="" kmake $dirs >"$logs/$name.log" 2>&1; then
 		echo "# $name does not compile alone (log: $logs/$name.log)"
 		grep -m5 -E 'error|Error' "$logs/$name.log" | sed 's/^/#   /'
 		st=1
@@ -56,9 +57,9 @@ for i in "${!MAIL_NAME[@]}"; do
 	fi
 	[ $st = 0 ] || rc=1
 	if [ $st = 0 ]; then
-		ktap_result 0 $((i + 1)) "$what: $(echo $dirs) compile, $(objects_in "$logs/$name.log") objects"
+		ktap_result 0 $((i + 1)) "$what: ${dirs//$'\n'/ } compile, $(objects_in "$logs/$name.log") objects"
 	else
-		ktap_result 1 $((i + 1)) "$what: $(echo $dirs) do not compile cleanly"
+		ktap_result 1 $((i + 1)) "$what: ${dirs//$'\n'/ } do not compile cleanly"
 	fi
 done
 ktap_end $rc

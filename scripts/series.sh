@@ -17,6 +17,7 @@ set -euo pipefail
 placeholder='@([^>]*\.)?(example(\.(com|net|org))?|invalid|test|localhost)>|@users\.noreply\.'
 sender=$(git -C "$TOP" var GIT_AUTHOR_IDENT 2>/dev/null | sed 's/ [0-9]* [-+][0-9]*$//') || sender=
 if [ -z "$sender" ] || grep -qE "$placeholder" <<<"$sender"; then
+	# shellcheck disable=SC2016 # the single quotes are in double quotes
 	die "no sender identity${sender:+ ('$sender' is a placeholder)}: the patches are signed off by whoever mails them; set yours with git config user.name 'Your Name' and git config user.email your@address (or GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL), then run make series again"
 fi
 # 'make series' asks this first, before it assembles the tree.
@@ -93,7 +94,8 @@ for i in "${!MAIL_NAME[@]}"; do
 	letter=--cover-letter
 	[ "$first" != "$last" ] || letter=--no-cover-letter
 	# The Message-Ids are made of the committer's address: the sender's.
-	GIT_COMMITTER_NAME=${sender% <*} GIT_COMMITTER_EMAIL=${sender##*<} GIT_COMMITTER_EMAIL=${GIT_COMMITTER_EMAIL%>} \
+	email=${sender##*<}
+	GIT_COMMITTER_NAME=${sender% <*} GIT_COMMITTER_EMAIL=${email%>} \
 		git -C "$SRC" format-patch -q $letter --thread --base=base -o "$DIR/$name" base.."$head"
 	for p in "$DIR/$name"/[0-9]*.patch; do
 		case "$p" in *0000-cover-letter.patch) continue ;; esac

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # read by the scripts that source it
 # arm64, the subject of the series. Every fact the harness knows about an
 # architecture lives in a file like this one, read by check_arch (lib.sh).
 
@@ -13,7 +14,7 @@ IMAGE=arch/arm64/boot/Image
 # hash; the architected one is very slow under TCG and the tests do not
 # depend on it.
 QEMU=qemu-system-aarch64
-QEMU_MACHINE=(-M virt -cpu max,pauth-impdef=on)
+QEMU_MACHINE=(-M virt -cpu "max,pauth-impdef=on")
 CONSOLE=ttyAMA0
 # The disk device: the distro run's Debian root, make bench's fragmentation
 # runs (configs/arm64-frag.config).

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # read by the scripts that source it
 # riscv64, the third arch: it has emitted the page fault events since
 # before the series, which converts it to page_fault_enter(). See arm64.sh
 # for what each name means.

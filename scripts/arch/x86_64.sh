@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # read by the scripts that source it
 # x86_64, the upstream reference: it has the events and the user unwinder.
 # See arm64.sh for what each name means.
 

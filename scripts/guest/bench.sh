@@ -190,6 +190,7 @@ case ,$parts, in *,frag,*)
 		a1=$(vm allocstall); c1=$(vm compact_stall); f1=$(vm compact_fail)
 		kill $churner; wait $churner
 		# "N cycles, N buffers, N failed, N chunks, N above order N, N us"
+		# shellcheck disable=SC2046 # numbers, split into $1... on purpose
 		set -- $(dmesg | sed -n 's/.*churn [a-z-]*: //p' | tail -n 1 | tr -c '0-9\n' ' ') 0 0 0 0 0 0 0
 		aux="buffers=$2 failed=$3 chunks=$4 large=$5 alloc_us=$7"
 		ok=0

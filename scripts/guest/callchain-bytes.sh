@@ -33,10 +33,12 @@ for workload in syscall user; do
 		while [ $i -lt "$runs" ]; do
 			# The workload's kernel instructions (sampling, unwinding
 			# and output included) from an inner perf stat.
+			# shellcheck disable=SC2086 # a command and its arguments
 			perf record -q -e cpu-clock -c 200000 --call-graph "$mode" \
 				-o cc.data -- perf stat -x, -e instructions:k -o st.txt \
 				-- $cmd >/dev/null 2>&1
 			k=$(grep instructions:k st.txt | cut -d, -f1)
+			# shellcheck disable=SC2046 # numbers, split into $1... on purpose
 			set -- $(sizes cc.data)
 			echo "BENCH part=callchain workload=$workload mode=$mode samples=$1" \
 				"sample_bytes=$2 deferred=$3 deferred_bytes=$4 kernel_instructions=$k"

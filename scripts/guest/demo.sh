@@ -22,7 +22,8 @@ decode() {
 	13|14|15) fsc="permission fault, level $((dfsc - 12))" ;;
 	*) fsc="DFSC 0x$(printf %x $dfsc)" ;;
 	esac
-	[ $wnr = 1 ] && rw=write || rw=read
+	rw="read"
+	[ "$wnr" = 1 ] && rw="write"
 	echo "$where, $rw, $fsc"
 }
 
@@ -34,7 +35,7 @@ show() {
 	done
 }
 
-cd /tmp
+cd /tmp || exit 1
 if command -v perf >/dev/null; then
 	say "perf record -e exceptions:page_fault_user -- microbench 16"
 	perf record -q -e exceptions:page_fault_user -o pf.data -- microbench 16

@@ -4,6 +4,7 @@
 # Debian's bash, perf, trace-cmd and bpftrace. KTAP via kselftest's helpers.
 #   distro-tools tools          what a user does first with each tool
 #   distro-tools doc-examples   the Documentation page's examples, as written
+# shellcheck source=/dev/null # kselftest's, at its path in the guest
 . /tmp/h/ktap_helpers.sh
 work=/tmp/work
 mkdir -p $work && cd $work || exit 1
@@ -70,6 +71,7 @@ perf_callchains() {
 		# and then level3 <- level2 <- level1 <- main. x86_64's gcc
 		# gives level3, a leaf, no frame of its own: a frame-pointer
 		# walk from it goes on from level2's frame, into level1.
+		# shellcheck disable=SC2046 # numbers, split into $1... on purpose
 		set -- $(awk -v x86="$x86" 'function end() { if (l3) { n++; if (k && p == 4) f++ } k = p = l3 = 0 }
 			      NF == 0 { end(); next }
 			      $1 ~ /^ffff/ { if ($2 == "handle_mm_fault" || $2 ~ /page_fault$/) k = 1; next }
@@ -88,12 +90,14 @@ perf_callchains() {
 	# frame-pointer walk gives there (reported, not judged), and that every
 	# deferred user part starts at the faulting instruction in a Debian
 	# object (perl or a library) and perf script reads the session.
+	# shellcheck disable=SC2016 # perl's variable
 	perf record -q -e exceptions:page_fault_user --call-graph fp,defer -o pl.data -- \
 		perl -e '$x = "a" x 4000000' >/dev/null 2>pl.err
 	perf script -i pl.data -F ip,sym,dso >pl.txt 2>>pl.err
 	rc=$?
 	# A user part starts in Debian's files (perl, libperl, libc, ld.so)
 	# or the vDSO; the others are printed.
+	# shellcheck disable=SC2046 # numbers, split into $1... on purpose
 	set -- $(awk 'NF == 0 { if (u) { s++; d += u; if (u > m) m = u } u = 0; next }
 		      /\[kernel\.kallsyms\]/ { next }
 		      { u++; if (u == 1) { if ($NF ~ /^\((\/usr\/|\[vdso\])/) g++; else print >"pl.odd" } }
@@ -150,6 +154,7 @@ trace_cmd() {
 	# User stacks (-O userstacktrace): one after each of the 16 events,
 	# starting at the event's ip.
 	tc_record tu exceptions:page_fault_user -f "$range" -O userstacktrace microbench 16
+	# shellcheck disable=SC2046 # numbers, split into $1... on purpose
 	set -- $(awk '/page_fault_user:/ { e++; sub(/.*ip=/, ""); ip = $1; next }
 		      /user_stack:/ { u++; if ($NF == ip) m++ }
 		      END { print e + 0, u + 0, m + 0 }' tu.txt)
@@ -205,10 +210,10 @@ doc_examples() {
 	local ex=/tmp/h/examples n f base cmd sect prev='' rc name pat
 	cp /tmp/h/bin/microbench $work/touch16
 	cp /tmp/h/bin/callchain-dyn $work/prog
-	n=$(ls $ex/*.cmd | wc -l)
+	n=$(find "$ex" -name "*.cmd" | wc -l)
 	ktap_print_header
 	ktap_set_plan "$n"
-	for f in $ex/*.cmd; do
+	for f in "$ex"/*.cmd; do
 		base=${f%.cmd}
 		cmd=$(cat "$f")
 		sect=$(cat "$base.section")

@@ -44,7 +44,7 @@ suite distro:perf-test
 # binary without DWARF, which brings Debian's libc.so.6 into a static
 # program (on x86_64 its early init then divides by zero). After the
 # tools' tests, Debian's libdebuginfod is hidden.
-for f in $d/usr/lib/*/libdebuginfod.so.1; do
+for f in "$d"/usr/lib/*/libdebuginfod.so.1; do
 	[ -e "$f" ] && mount --bind /dev/null "$f"
 done
 mkdir -p $h/perf/bin

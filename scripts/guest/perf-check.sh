@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Guest check of the user-facing tool: perf (built from the same tree) must
 # record and decode the page fault events. KTAP via kselftest's helpers.
+# shellcheck source=/dev/null # kselftest's, at its path in the guest
 . /kselftest/kselftest/ktap_helpers.sh
 cd /tmp || exit 1
 
@@ -63,6 +64,7 @@ perf record -q -g -e exceptions:page_fault_user -o cc.data -- microbench 4 >/dev
 perf script -i cc.data -F ip,sym 2>/dev/null >cc.txt
 # Samples are separated by blank lines; count them and those whose first
 # two entries are the same address.
+# shellcheck disable=SC2046 # numbers, split into $1... on purpose
 set -- $(awk 'NF == 0 { n = 0; next }
 	      { n++; if (n == 1) { s++; first = $1 } else if (n == 2 && $1 == first) d++ }
 	      END { print s + 0, d + 0 }' cc.txt)
@@ -86,7 +88,8 @@ timeout -s INT 3 perf record -q -e task-clock -c 1000000 --call-graph fp,defer \
 	-o int.data -- syscalls 1000000000 >/dev/null 2>int.err
 perf script -i int.data -F comm,ip,sym >int.txt 2>>int.err
 rc=$?
-set -- $(awk -v want=$want '/^[^ \t]/ { s++ } $2 == want { m++ } END { print s + 0, m + 0 }' int.txt)
+# shellcheck disable=SC2046 # numbers, split into $1... on purpose
+set -- $(awk -v want="$want" '/^[^ \t]/ { s++ } $2 == want { m++ } END { print s + 0, m + 0 }' int.txt)
 if [ $rc = 0 ] && ! grep -qi error int.err && [ "$1" -ge 20 ] && [ $(($2 * 2)) -ge "$1" ]; then
 	ktap_test_pass "$name ($2 of $1 samples show $want)"
 else
@@ -119,6 +122,7 @@ if [ -n "$arm64" ]; then
 	if [ ! -x "$c32" ]; then
 		ktap_test_fail "$name (no $c32: the selftests were built without an AArch32 compiler)"
 	else
+		# shellcheck disable=SC2046 # numbers, split into $1... on purpose
 		set -- $(c32_chains fp) $(c32_chains fp,defer)
 		if [ "$1" -ge 20 ] && [ $(($2 * 4)) -ge "$1" ] &&
 		   [ "$3" -ge 20 ] && [ $(($4 * 4)) -ge "$3" ]; then
@@ -150,6 +154,7 @@ if [ -n "$arm64" ]; then
 		while read -r l; do ktap_print_msg "$l"; done <up.err
 		ktap_test_fail "$name (perf probe failed)"
 	else
+		# shellcheck disable=SC2046 # numbers, split into $1... on purpose
 		set -- $(probe_chains fp) $(probe_chains fp,defer)
 		perf probe -q -d 'probe_callchain:*'
 		if [ "$1" = 3 ] && [ "$2" = 3 ] && [ "$3" = 3 ] && [ "$4" = 3 ]; then

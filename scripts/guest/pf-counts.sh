@@ -21,6 +21,7 @@ count() {
 		rc=1
 	fi
 }
+# shellcheck disable=SC2317 # run by count
 rec() {
 	perf record -q -g -e cpu-clock -F 1000 -o /tmp/pf-counts.data -- "$@"
 }

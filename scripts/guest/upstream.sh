@@ -15,6 +15,7 @@ for t in $(sed -n 's/^perf_events://p' /kselftest/kselftest-list.txt); do
 	[ "$(uname -m)" = aarch64 ] && [ "$t" = sigtrap_threads ] && continue
 	tests="$tests -t perf_events:$t"
 done
+# shellcheck disable=SC2086 # options, one a word
 /kselftest/run_kselftest.sh $tests || rc=1
 # perf test last: 'HARNESS: suite' names every result after it.
 if command -v perf >/dev/null; then
