@@ -26,7 +26,7 @@ logs=()
 if [[ $PARTS == *" guest "* ]]; then
 	VARIANT=base "$TOP/scripts/build-kernel.sh"
 	for variant in base series; do
-		VARIANT=$variant ICOUNT=1 GUEST_APPEND="bench.runs=$RUNS ${BENCH_APPEND:-}" \
+		VARIANT=$variant ICOUNT=1 GUEST_APPEND="bench.runs=$RUNS ${GUEST_APPEND:-}" \
 			"$TOP/scripts/run-guest.sh" bench
 		name=bench; [ $variant = base ] && name=bench-base
 		logs+=("$variant=$BUILD/logs/$ARCH/$name-icount.log")
@@ -91,7 +91,7 @@ if [[ $PARTS == *" frag "* ]]; then
 			variant=frag kernel=series pmu=$v
 			[ $v = prefer-large-old ] && variant=frag-old kernel=series-old pmu=prefer-large
 			VARIANT=$variant GUEST_DISK=$disk KUNIT_FILTER=perf_aux_churn GUEST_LOG=bench-frag-$v-$run \
-				GUEST_APPEND="bench.parts=frag bench.frag=$pmu page_owner=on ${BENCH_FRAG_APPEND:-}" \
+				GUEST_APPEND="bench.parts=frag bench.frag=$pmu page_owner=on ${GUEST_APPEND:-}" \
 				"$TOP/scripts/run-guest.sh" bench
 			logs+=("$kernel=$BUILD/logs/$ARCH/bench-frag-$v-$run.log")
 		done

@@ -4,7 +4,7 @@
 # Sourced, never run.
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BUILD:-$TOP/build}
+BUILD=$TOP/build
 SRC=$BUILD/linux
 
 msg()  { printf '  %-8s %s\n' "$1" "$2"; }
@@ -14,8 +14,8 @@ die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
 # The kselftest collections built into the guests: those configs/kselftests
 # names, plus ftrace (ftracetest) and verification (the RV monitor's .tc,
 # which ftracetest runs).
-KSELFTEST_TARGETS=${KSELFTEST_TARGETS:-$(sed -e 's/#.*//' -e 's/:.*//' "$TOP/configs/kselftests" |
-	awk 'NF' | sort -u | tr '\n' ' ')ftrace verification}
+KSELFTEST_TARGETS=$(sed -e 's/#.*//' -e 's/:.*//' "$TOP/configs/kselftests" |
+	awk 'NF' | sort -u | tr '\n' ' ')"ftrace verification"
 
 # The architectures the harness knows: one file each in scripts/arch/,
 # which says everything arch-specific (compiler, images, QEMU, packages).
@@ -99,7 +99,7 @@ qemu_args() {
 # The verdicts of gates whose inputs are all known (per-patch builds,
 # mutants) are kept beside the compiler cache, under a hash of those
 # inputs: a rerun with the same key proves nothing the passing run did
-# not, so it reuses the verdict (VERDICT_CACHE=0 runs the gate anyway).
+# not, so it reuses the verdict (CACHE=0 runs the gate anyway).
 VERDICTS=${XDG_CACHE_HOME:-$HOME/.cache}/arm64-trace-series/verdicts
 # The key: stdin (what the gate itself depends on, its own script among
 # it), the harness that builds and boots (configs/, the build and guest
@@ -117,12 +117,12 @@ verdict_key() {
 }
 
 # verdict_reuse NAME KEY WHAT: if gate NAME passed with KEY (and
-# VERDICT_CACHE is not 0), say so, WHAT being what stayed the same, and
+# CACHE is not 0), say so, WHAT being what stayed the same, and
 # print its KTAP. verdict_keep NAME KEY KTAP stores a pass, verdict_drop
 # NAME forgets one.
 verdict_reuse() {
 	local v=$VERDICTS/$1
-	[ "${VERDICT_CACHE:-1}" = 1 ] && [ "$(cat "$v.key" 2>/dev/null)" = "$2" ] || return 1
+	[ "${CACHE:-1}" = 1 ] && [ "$(cat "$v.key" 2>/dev/null)" = "$2" ] || return 1
 	msg SAME "$3 as the passing run of $(date -r "$v.key" '+%F %T'): its verdict stands" >&2
 	cat "$v.ktap"
 }
@@ -145,7 +145,7 @@ ktap_result() {
 ktap_end() {
 	echo "HARNESS: end${1:+ rc=$1}"
 }
-# Run "$@" (output to LOG) and print a line every PROGRESS_EVERY seconds
+# Run "$@" (output to LOG) and print a line every minute
 # while it runs: elapsed time, and how far it got: for a kbuild log the
 # objects compiled (of how many the last build of that tree compiled, if
 # known), for a KTAP log its last result. Returns the command's status.
@@ -154,7 +154,7 @@ with_progress() {
 	shift 2
 	"$@" >"$log" 2>&1 &
 	pid=$!
-	while ! wait_for "$pid" "${PROGRESS_EVERY:-60}"; do
+	while ! wait_for "$pid" 60; do
 		msg ... "$label: $(elapsed "$t0")$(progress_of "$log")"
 	done
 	wait "$pid" || rc=$?
@@ -299,12 +299,12 @@ kmake_once() {
 # inputs: the kernel's image and UAPI headers (scripts/build-kernel.sh) and
 # perf (scripts/build-perf.sh). Another clone on this machine (CI's fresh
 # one) takes them into an output directory that has no build yet, instead
-# of compiling and linking the same tree again. BUILD_CACHE=0 always
+# of compiling and linking the same tree again. CACHE=0 always
 # builds; BUILD_KEEP=0 keeps nothing (the mutants' builds).
 BUILDS=${XDG_CACHE_HOME:-$HOME/.cache}/arm64-trace-series/builds
 # build_take NAME KEY DIR: unpack into DIR the files NAME kept under KEY.
 build_take() {
-	[ "${BUILD_CACHE:-1}" = 1 ] && [ -n "$2" ] && [ -f "$BUILDS/$1.$2.tar" ] &&
+	[ "${CACHE:-1}" = 1 ] && [ -n "$2" ] && [ -f "$BUILDS/$1.$2.tar" ] &&
 		tar -C "$3" -xf "$BUILDS/$1.$2.tar"
 }
 # build_keep NAME KEY DIR FILE...: keep those files of DIR as NAME's under

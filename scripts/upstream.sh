@@ -8,7 +8,7 @@
 # test passes on the base and not on the series. The serial logs:
 # build/logs/$ARCH/upstream-{base,series}.log. A verdict whose inputs (both
 # trees, the configuration, the harness and the tools) are those of a
-# passing run is kept, as the other gates' are (lib.sh, VERDICT_CACHE=0).
+# passing run is kept, as the other gates' are (lib.sh, CACHE=0).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 check_arch
