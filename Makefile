@@ -87,7 +87,7 @@ bench:
 	@$(S)/bench.sh
 
 clean:
-	rm -rf build/out build/logs
+	rm -rf build/out build/*/out build/logs
 
 distclean:
 	rm -rf build
