@@ -123,9 +123,9 @@ def leaves(node, suite, out):
         return
     for c in node.children:
         leaves(c, suite, out)
-    if node.plan is not None and len(node.children) < node.plan:
-        out.append((suite, node.name + ' (missing results)', 'fail',
-                    '%d of %d reported' % (len(node.children), node.plan)))
+    if node.plan is not None and len(node.children) != node.plan:
+        out.append((suite, node.name + ' (plan)', 'fail',
+                    '%d reported, plan %d' % (len(node.children), node.plan)))
     if not node.ok and not any(s == 'fail' for su, _, s, _ in out if su == suite):
         out.append((suite, node.name, 'fail', node.reason or 'failed'))
 
@@ -195,9 +195,9 @@ def cmd_parse(arch, log, out_json, required_file=None):
                 leaves(node, sname, rows)
             else:
                 leaves(node, suite_name(node.name), rows)
-        if plan is not None and len(top) < plan:
-            rows.append((sname or '(runner)', 'missing results', 'fail',
-                         '%d of %d reported' % (len(top), plan)))
+        if plan is not None and len(top) != plan:
+            rows.append((sname or '(runner)', 'plan', 'fail',
+                         '%d reported, plan %d' % (len(top), plan)))
     if not begin or not any(l.startswith('HARNESS: end') for l in text):
         rows.append(('(guest)', 'boot and run to the end', 'fail', 'see ' + log))
     # Not in a test's diagnostic ('# ...'): a test may print those words.

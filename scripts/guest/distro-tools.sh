@@ -200,6 +200,15 @@ tools() {
 	ktap_finished
 }
 
+# perf_fd_open PID: PID holds a perf event open.
+perf_fd_open() {
+	local fd
+	for fd in /proc/"$1"/fd/*; do
+		[[ $(readlink "$fd") == *perf_event* ]] && return 0
+	done
+	return 1
+}
+
 # Run the Documentation's examples (doc-examples.py), a subsection in one
 # shell, in order, each as written: it must succeed and print lines that
 # match its documented output. Where an example says ./prog, ./prog is a
@@ -210,7 +219,7 @@ doc_examples() {
 	local ex=/tmp/h/examples n f base cmd sect prev='' rc name pat
 	cp /tmp/h/bin/microbench $work/touch16
 	cp /tmp/h/bin/callchain-dyn $work/prog
-	n=$(find "$ex" -name "*.cmd" | wc -l)
+	n=$(printf '%s\n' "$ex"/*.cmd | wc -l)
 	ktap_print_header
 	ktap_set_plan "$n"
 	for f in "$ex"/*.cmd; do
@@ -222,8 +231,10 @@ doc_examples() {
 		name="$sect: $(head -n 1 "$f" | sed 's/[[:space:]]*\\$//')"
 		if [[ $cmd == bpftrace* ]]; then
 			eval "$cmd" >"$base.log" 2>&1 &
+			# 'Attaching' comes before the attach: wait for its
+			# tracepoint's perf event, open and enabled with it.
 			for _ in $(seq 120); do
-				grep -q '^Attaching' "$base.log" && break
+				perf_fd_open "$(pgrep -x bpftrace)" && break
 				sleep 0.5
 			done
 			$work/prog >/dev/null

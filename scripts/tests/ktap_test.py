@@ -149,12 +149,23 @@ class Parse(unittest.TestCase):
         pfe = [c['state'] for c in res['cases'] if c['suite'] == 'exceptions:page_fault_events']
         self.assertEqual(pfe.count('pass'), 27)
         self.assertEqual(st[('exceptions:page_fault_events',
-                             'selftests: exceptions: page_fault_events (missing results)')],
+                             'selftests: exceptions: page_fault_events (plan)')],
                          'fail')
-        self.assertIn('27 of 32 reported', out)
+        self.assertIn('27 reported, plan 32', out)
         # The programs the runner announced and never started.
-        self.assertEqual(st[('(runner)', 'missing results')], 'fail')
-        self.assertIn('1 of 8 reported', out)
+        self.assertEqual(st[('(runner)', 'plan')], 'fail')
+        self.assertIn('1 reported, plan 8', out)
+
+    def test_more_results_than_the_plan(self):
+        # A suite whose plan was computed wrong (1..0) yet ran its cases.
+        text = ('HARNESS: begin mode=check\nHARNESS: suite distro:doc-examples\n'
+                'TAP version 13\n1..0\nok 1 one\nok 2 two\nHARNESS: end rc=0\n')
+        with open(self.run_.path('plan.log'), 'w') as f:
+            f.write(text)
+        rc, out = self.run_.call(ktap.cmd_parse, 'arm64', self.run_.path('plan.log'),
+                                 self.run_.path('plan.json'), None)
+        self.assertEqual(rc, 1)
+        self.assertIn('2 reported, plan 0', out)
 
     def test_kunit_py_run(self):
         rc, out, res = self.run_.parse('arm64-kunit.log', arch='arm64 kunit',
