@@ -876,6 +876,8 @@ TEST_F(deferred, callchains)
 	TH_LOG("%zu samples: %zu with a cookie, %zu in place; %zu of the idle task",
 	       t.samples, t.marked, t.in_place, t.idle);
 	TH_LOG("%zu deferred records, most samples on one %zu", t.records, t.max_per_cookie);
+	TH_LOG("cookies without a record: %zu after the stop, %zu with records lost; orphans %zu",
+	       t.excused, t.unanswered, t.orphans);
 	TH_LOG("user stacks in the workload %zu, at its pc %zu", t.workload, t.at_pc);
 	if (c->defer && !t.marked && t.samples)
 		SKIP(return, DR_NO_UNWINDER);
