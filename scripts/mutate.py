@@ -33,6 +33,14 @@
                               unwind_deferred_request() refuses a request
                               after the callback only when the task has an
                               unwind cache
+  mutate.py answered-cookie TREE
+                              unwind_deferred_request() returns 1 and the
+                              cookie again after the callback, as before
+                              the series, instead of -EALREADY
+  mutate.py outermost-frame TREE
+                              the user unwinder stops before the return
+                              address of the outermost frame record (the
+                              one whose saved frame pointer is zero)
   mutate.py aux-reclaims TREE
                               rb_alloc_aux_page() may reclaim and compact
                               for every chunk, as before the series
@@ -199,6 +207,18 @@ def ealready_needs_cache(root):
                    '\t\tif (info->cache &&\n\t\t    (READ_ONCE(info->unwind_completed) & bit)) {\n')])
 
 
+def answered_cookie(root):
+    edit(root, 'kernel/unwind/deferred.c',
+         [anywhere('\t\tif (READ_ONCE(info->unwind_completed) & bit) {\n'
+                   '\t\t\t*cookie = 0;\n\t\t\treturn -EALREADY;\n\t\t}\n', '')])
+
+
+def outermost_frame(root):
+    fp = '\tif (frame->fp_off && get_user_word(&fp, cfa, frame->fp_off, state->ws))\n\t\treturn -EINVAL;\n'
+    edit(root, 'kernel/unwind/user.c',
+         [anywhere(fp, fp + '\tif (frame->fp_off && !fp)\n\t\treturn -EINVAL;\n')])
+
+
 def aux_reclaims(root):
     edit(root, 'kernel/events/ring_buffer.c',
          [anywhere('\t\t\tgfp = PERF_AUX_GFP_NO_RECLAIM;\n', '\t\t\tgfp = PERF_AUX_GFP;\n')])
@@ -214,6 +234,8 @@ if __name__ == '__main__':
                'event-before-kprobe': event_before_kprobe,
                'exec-work-queued': exec_work_queued,
                'ealready-needs-cache': ealready_needs_cache,
+               'answered-cookie': answered_cookie,
+               'outermost-frame': outermost_frame,
                'aux-reclaims': aux_reclaims}
     if len(sys.argv) != 3 or sys.argv[1] not in mutants:
         sys.exit(__doc__)
