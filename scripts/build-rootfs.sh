@@ -39,18 +39,17 @@ printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$ROOT/etc/group"
 
 cp -a "$KSFT" "$ROOT/kselftest"
-# configs/kselftests: the lines for every arch and those NAME@$ARCH.
-# A program its Makefile does not build for this arch is left out, and
-# said so (configs/required-tests says where a test must report).
-sed -e 's/#.*//' "$TOP/configs/kselftests" |
-	awk -v arch="$ARCH" 'NF { n = split($1, a, "@"); if (n == 1 || a[2] == arch) print a[1] }' |
-	while read -r t; do
-		if grep -q -e "^$t\$" -e "^$t:" "$KSFT/kselftest-list.txt"; then
-			echo "$t"
-		else
-			msg SKIP "$t: not built for $ARCH" >&2
-		fi
-	done >"$ROOT/kselftest/harness-tests"
+# configs/suites, this arch's part for the guest's init: SUITE, all or
+# named (a suite of one run of the arch, which names it), RUN. A kselftest
+# its Makefile does not build for this arch is left out, and said so
+# (configs/suites says where a suite must report).
+suites "$ARCH" | while IFS='	' read -r suite when run; do
+	if [ "$run" = kselftest ] && ! grep -qx "$suite" "$KSFT/kselftest-list.txt"; then
+		msg SKIP "$suite: not built for $ARCH" >&2
+	elif [ "$run" != kunit ]; then
+		printf '%s\t%s\t%s\n' "$suite" "$when" "$run"
+	fi
+done >"$ROOT/kselftest/harness-suites"
 install -m 755 "$TOP/scripts/guest/init" "$ROOT/init"
 if [ -n "${NO_PERF:-}" ]; then
 	msg PERF "none for $ARCH: $NO_PERF"

@@ -44,7 +44,7 @@ step_failed() {
 	results+=("$3")
 }
 start=$SECONDS
-# collect LABEL LOG JSON [--required FILE]: a gate's KTAP (or a guest's
+# collect LABEL LOG JSON [--suites FILE]: a gate's KTAP (or a guest's
 # serial log) into JSON, counted in the total line.
 collect() {
 	python3 "$TOP/scripts/ktap.py" parse "$@" || rc=1
@@ -152,7 +152,7 @@ for ARCH in $ARCHES; do
 		cached_gate "kunit-$ARCH" "$(kunit_key)" "tree, .kunitconfig files and tools" \
 			"$ARCH kunit" "$ku.ktap" "$TOP/scripts/kunit.sh"
 		collect "$ARCH kunit" "$ku.ktap" "$ku.json" \
-			--required "$TOP/configs/required-tests"
+			--suites "$TOP/configs/suites"
 	fi
 	for run in $runs; do
 		case $run in
@@ -184,7 +184,7 @@ for ARCH in $ARCHES; do
 		fi
 		# A guest that booted has a log to read, even if it failed.
 		if [ -f "$log" ]; then
-			collect "$label" "$log" "$json" --required "$TOP/configs/required-tests"
+			collect "$label" "$log" "$json" --suites "$TOP/configs/suites"
 		else
 			step_failed "$label" "$step" "$json"
 		fi

@@ -4,7 +4,7 @@
 kselftest runner and KUnit print, count every leaf test case, print a
 per-suite table, and write the counts to a JSON file.
 
-  ktap.py parse ARCH LOG OUT.json [--required FILE]
+  ktap.py parse ARCH LOG OUT.json [--suites configs/suites]
   ktap.py total RESULT.json...     (prints the final 'N passed, N failed' line)
   ktap.py expect RESULT.json... GLOB... (a mutant's results: the cases whose
                                     'suite: case' matches a GLOB fail, those
@@ -135,31 +135,37 @@ def suite_name(desc):
     return '%s:%s' % m.groups() if m else desc.split()[0].rstrip(':') if desc else '?'
 
 
-def read_required(required_file, arch):
-    """The suites required on ARCH and the cases that may skip there."""
+def where(spec, arch):
+    """Whether SPEC (*, -, or ARCH, RUN and ARCH-RUN, comma-separated)
+    takes in the run ARCH ('arm64', 'arm64 64k', 'x86_64 distro')."""
+    w = arch.split()
+    return spec == '*' or bool(set(spec.split(',')) & {w[0], '-'.join(w), w[-1]})
+
+
+def read_required(suites_file, arch):
+    """From configs/suites: the suites required in the run ARCH and the
+    cases that may skip there."""
     required, may_skip = [], []
-    if not required_file:
+    if not suites_file:
         return required, may_skip
-    # NAME or NAME@ARCH[,ARCH...] (ARCH may name a variant: arm64-64k);
-    # a name without a wildcard must also report; !SUITE: CASE[@ARCH] is
-    # a case whose skip there is expected.
-    for l in read(required_file).splitlines():
-        r = l.split('#')[0].strip()
-        if not r:
+    for l in read(suites_file).splitlines():
+        if l.startswith('#') or not l.strip():
             continue
-        name, _, only = r.partition('@')
-        if only and not {arch.split()[0], '-'.join(arch.split())} & set(only.split(',')):
+        if l.startswith('!'):
+            # !SUITE: CASE@WHERE
+            case, _, spec = l[1:].rpartition('@')
+            if where(spec.strip(), arch):
+                may_skip.append(case)
             continue
-        if name.startswith('!'):
-            may_skip.append(name[1:])
-        else:
-            required.append(name)
+        f = l.split(None, 3)
+        if len(f) == 4 and where(f[2], arch):
+            required.append(f[0])
     return required, may_skip
 
 
-def cmd_parse(arch, log, out_json, required_file=None):
+def cmd_parse(arch, log, out_json, suites_file=None):
     text = read(log).splitlines()
-    required, may_skip = read_required(required_file, arch)
+    required, may_skip = read_required(suites_file, arch)
     begin = [i for i, l in enumerate(text) if l.startswith('HARNESS: begin')]
     body = text[begin[-1] + 1:] if begin else []
     # The guest may print several KTAP streams; 'HARNESS: suite NAME' starts
@@ -364,7 +370,7 @@ def cmd_compare(base_json, *series_json):
 if __name__ == '__main__':
     a = sys.argv[1:]
     if a[:1] == ['parse'] and len(a) in (4, 6):
-        req = a[5] if len(a) == 6 and a[4] == '--required' else None
+        req = a[5] if len(a) == 6 and a[4] == '--suites' else None
         sys.exit(cmd_parse(a[1], a[2], a[3], req))
     if a[:1] == ['expect'] and len(a) > 2:
         # The result files first (*.json), then the globs.

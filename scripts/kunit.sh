@@ -5,7 +5,7 @@
 # the series adds (named on patches/series lines), builds its own kernel
 # in build/kunit/$ARCH, boots it in QEMU and judges the results with its
 # own parser. Prints KTAP for ktap.py parse: the kernel's console (its
-# KUnit KTAP, for the per-case table and configs/required-tests), then
+# KUnit KTAP, for the per-case table and configs/suites), then
 # kunit.py's verdict. kunit.py's own output: build/logs/$ARCH/kunit.out.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -57,7 +57,7 @@ rm -f "$kdir/test.log"
 # The console of the run (what kunit.py parsed), then our results.
 cat "$kdir/test.log" 2>/dev/null || true
 echo "HARNESS: begin kunit.py"
-# Only the KUnit suites owe results here (configs/required-tests).
+# Only the KUnit suites owe results here (configs/suites).
 echo "HARNESS: scope kunit kunit.py"
 echo "HARNESS: suite kunit.py"
 printf 'KTAP version 1\n1..1\n'

@@ -11,11 +11,25 @@ msg()  { printf '  %-8s %s\n' "$1" "$2"; }
 warn() { printf '\n*** WARNING: %s\n\n' "$*" >&2; }
 die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# The kselftest collections built into the guests: those configs/kselftests
-# names, plus ftrace (ftracetest) and verification (the RV monitor's .tc,
-# which ftracetest runs).
-KSELFTEST_TARGETS=$(sed -e 's/#.*//' -e 's/:.*//' "$TOP/configs/kselftests" |
-	awk 'NF' | sort -u | tr '\n' ' ')"ftrace verification"
+# suites ARCH: configs/suites' lines for ARCH's guests, tab-separated:
+# SUITE, all (every run) or named (a run of its own, which names it), RUN.
+suites() {
+	awk -v arch="$1" -v arches=" $SUPPORTED_ARCHES " -v OFS='\t' '
+	/^[#!]/ || NF < 4 { next }
+	{ run = $0; for (i = 1; i <= 3; i++) sub(/^[ \t]*[^ \t]+[ \t]+/, "", run) }
+	$2 == "*" { print $1, "all", run; next }
+	# ON: ARCH, ARCH-RUN (that run of ARCH) or RUN (that run of any arch).
+	{ n = split($2, on, ","); for (i = 1; i <= n; i++) {
+		if (on[i] == arch) { print $1, "all", run; next }
+		w = on[i]; sub(/-.*/, "", w)
+		if (w == arch || (w == on[i] && !index(arches, " " w " "))) {
+			print $1, "named", run; next } } }' "$TOP/configs/suites"
+}
+# The kselftest collections built into the guests: those of configs/suites'
+# kselftests, plus ftrace (ftracetest) and verification (the RV monitor's
+# .tc, which ftracetest runs).
+KSELFTEST_TARGETS=$(awk '!/^#/ && $4 == "kselftest" { sub(/:.*/, "", $1); print $1 }' \
+	"$TOP/configs/suites" | sort -u | tr '\n' ' ')"ftrace verification"
 
 # The architectures the harness knows: one file each in scripts/arch/,
 # which says everything arch-specific (compiler, images, QEMU, packages).

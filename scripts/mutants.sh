@@ -106,7 +106,7 @@ guest_suites() {
 judge() {
 	[ -f "$1" ] || return 1
 	python3 "$TOP/scripts/ktap.py" parse "$ARCH mutant $name" \
-		"$1" "$2" --required "$TOP/configs/required-tests" | grep -v -e '^  FAIL' -e '^       | '
+		"$1" "$2" --suites "$TOP/configs/suites" | grep -v -e '^  FAIL' -e '^       | '
 	[ -f "$2" ]
 }
 # The disk a mutant's guest needs: the distro run's, for its suites. Its

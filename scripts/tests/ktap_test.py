@@ -94,18 +94,53 @@ class Parse(unittest.TestCase):
 
     def test_required_suite_that_did_not_report(self):
         rc, out, res = self.run_.parse('arm64-check.log',
-                                       required='exceptions:*\nkunit:no_such_suite\n')
+                                       required='exceptions:page_fault_events * * kselftest\n'
+                                                'kunit:no_such_suite * * kunit\n')
         self.assertEqual(rc, 1)
         self.assertEqual(res['states'][('kunit:no_such_suite', '(suite)')], 'fail')
         self.assertEqual(res['totals']['fail'], 1)
 
+    def test_where_a_suite_is_required(self):
+        self.assertTrue(ktap.where('*', 'riscv64'))
+        self.assertFalse(ktap.where('-', 'arm64'))
+        self.assertTrue(ktap.where('arm64,x86_64', 'x86_64 distro'))
+        self.assertTrue(ktap.where('64k', 'arm64 64k'))
+        self.assertTrue(ktap.where('arm64-64k', 'arm64 64k'))
+        self.assertFalse(ktap.where('arm64-64k', 'arm64'))
+        self.assertFalse(ktap.where('distro', 'arm64 kunit'))
+
+    def test_the_manifest(self):
+        suites = os.path.join(HERE, '..', '..', 'configs', 'suites')
+        req, skip = ktap.read_required(suites, 'arm64 64k')
+        self.assertIn('debug:kmemleak', req)
+        self.assertIn('perf_events:deferred_compat', req)
+        self.assertIn('kunit:perf_aux: no-sg, largest block, overwrite', skip)
+        req, skip = ktap.read_required(suites, 'riscv64')
+        self.assertNotIn('debug:kmemleak', req)
+        self.assertNotIn('perf_events:deferred_callchain', req)
+        self.assertIn('exceptions:clang', req)
+        self.assertEqual(skip, ['kunit:vmap_huge: vmap_huge_set_memory'])
+        req, _ = ktap.read_required(suites, 'x86_64 distro')
+        self.assertIn('distro:perf-test', req)
+
+    def test_expected_skip_only_where_it_is_expected(self):
+        # A skip in a required suite is a failure, but where a ! line
+        # expects it.
+        req = 'perf:test * * perf\n!perf:test: 54.1 test of individual --pfm-events@%s\n'
+        _, _, res = self.run_.parse('arm64-upstream.log', required=req % 'arm64')
+        self.assertEqual(res['states'][('perf:test', '54.1 test of individual --pfm-events')],
+                         'skip')
+        _, _, res = self.run_.parse('arm64-upstream.log', required=req % 'x86_64')
+        self.assertEqual(res['states'][('perf:test', '54.1 test of individual --pfm-events')],
+                         'fail')
+
     def test_required_suite_only_on_its_arch(self):
         rc, _, res = self.run_.parse('arm64-check.log', arch='x86_64',
-                                     required='kunit:no_such_suite@arm64\n')
+                                     required='kunit:no_such_suite * arm64 kunit\n')
         self.assertEqual(rc, 0)
         self.assertEqual(res['totals']['fail'], 0)
         rc, _, res = self.run_.parse('arm64-check.log', arch='x86_64',
-                                     required='kunit:no_such_suite@arm64,x86_64\n')
+                                     required='kunit:no_such_suite * arm64,x86_64 kunit\n')
         self.assertEqual(rc, 1)
         self.assertEqual(res['states'][('kunit:no_such_suite', '(suite)')], 'fail')
 
@@ -133,7 +168,7 @@ class Parse(unittest.TestCase):
         self.assertIn('FAIL perf:test: 67 Symbols', out)
 
     def test_skip_in_a_required_suite_fails(self):
-        _, _, res = self.run_.parse('arm64-upstream.log', required='perf:*\n')
+        _, _, res = self.run_.parse('arm64-upstream.log', required='perf:test * * perf\n')
         self.assertEqual(res['states'][('perf:test', '54.1 test of individual --pfm-events')],
                          'fail')
         reasons = {(c['suite'], c['case']): c['reason'] for c in res['cases']}
@@ -169,7 +204,8 @@ class Parse(unittest.TestCase):
 
     def test_kunit_py_run(self):
         rc, out, res = self.run_.parse('arm64-kunit.log', arch='arm64 kunit',
-                                       required='kunit:*\nkunit:perf_aux\nexceptions:clang\n')
+                                       required='kunit:perf_aux * * kunit\n'
+                                       'exceptions:clang * * suite clang\n')
         self.assertEqual(rc, 0)
         self.assertEqual(res['totals'], {'pass': 42, 'fail': 0, 'skip': 0})
         self.assertEqual(res['states'][('kunit:vmap_huge', 'vmap_huge_cont_groups')], 'pass')
@@ -180,7 +216,8 @@ class Parse(unittest.TestCase):
 
     def test_distro_run(self):
         rc, _, res = self.run_.parse('x86_64-distro.log', arch='x86_64 distro',
-                                     required='distro:*\ndistro:perf-test@x86_64-distro\n')
+                                     required='distro:perf-test distro distro distro perf-test\n'
+                                     'distro:tools distro arm64-distro distro tools\n')
         self.assertEqual(rc, 0)
         self.assertEqual(res['states'][('distro:perf-test', '108 perf record --call-graph '
                                         'fp,defer: stitched user callchains')], 'pass')
@@ -190,11 +227,12 @@ class Parse(unittest.TestCase):
         # (kunit.enable=0), with no scope: no KUnit suite is owed; a
         # suite of its own still is.
         rc, _, res = self.run_.parse('arm64-check-nokunit.log',
-                                     required='kunit:perf_aux\nexceptions:clang\n')
+                                     required='kunit:perf_aux * * kunit\n'
+                                     'exceptions:clang * * suite clang\n')
         self.assertEqual(rc, 0)
         self.assertNotIn(('kunit:perf_aux', '(suite)'), res['states'])
         self.assertEqual(res['totals'], {'pass': 87, 'fail': 0, 'skip': 0})
-        rc, _, res = self.run_.parse('arm64-check-nokunit.log', required='no:such_suite\n')
+        rc, _, res = self.run_.parse('arm64-check-nokunit.log', required='no:such_suite * * x\n')
         self.assertEqual(res['states'][('no:such_suite', '(suite)')], 'fail')
 
     def test_expect_over_several_runs(self):

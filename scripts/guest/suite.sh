@@ -1,0 +1,72 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The guest's own suites of configs/suites, run by its init (check mode):
+# suite NAME.
+case $1 in
+clang)
+	# The page-fault cases again, from the test built by clang.
+	/kselftest/exceptions-clang/page_fault_events -f page_fault
+	;;
+ftracetest)
+	# ftracetest with the series' test only (the others need modules and
+	# tracers these small kernels leave out).
+	cd /kselftest/ftrace && ./ftracetest -K test.d/event/page-fault-events.tc
+	;;
+rv-pagefault)
+	# The RV pagefault monitor's test, from a directory of its own: the
+	# other verification tests need stress-ng.
+	rv=/tmp/rv-pagefault
+	mkdir -p $rv/test.d
+	cp /kselftest/verification/test.d/functions \
+		/kselftest/verification/test.d/rv_pagefault.tc $rv/test.d/
+	ln -sf /kselftest/verification/rt_page_fault $rv/
+	/kselftest/ftrace/ftracetest -K --rv $rv
+	;;
+memfd-noexec)
+	# Where vm.memfd_noexec = 2 forbids executable memfds, the page-fault
+	# test must still pass, its exec cases skipping with the reason.
+	pfe=/kselftest/exceptions/page_fault_events
+	echo "TAP version 13"
+	echo "1..1"
+	name="page_fault_events under vm.memfd_noexec=2: exec cases skip, the rest pass"
+	if ! echo 2 2>/dev/null >/proc/sys/vm/memfd_noexec; then
+		echo "ok 1 $name # SKIP no vm.memfd_noexec sysctl (CONFIG_PID_NS)"
+		exit 0
+	fi
+	# Its exit status is 4 when every case skipped: read the output.
+	out=$($pfe 2>&1)
+	if echo "$out" | grep -q '^ok .*exec.*# SKIP vm.memfd_noexec' &&
+	   ! echo "$out" | grep -q '^not ok'; then
+		echo "ok 1 $name"
+	else
+		echo "$out" | sed 's/^/# /'
+		echo "not ok 1 $name"
+		exit 1
+	fi
+	;;
+kmemleak)
+	# kmemleak's verdict on all the suites before it. An object must be
+	# 5 s old to be reported: scan twice.
+	kml=/sys/kernel/debug/kmemleak
+	echo "TAP version 13"
+	echo "1..1"
+	if ! [ -w $kml ] || ! echo scan 2>/dev/null >$kml; then
+		echo "ok 1 no suspected memory leaks # SKIP no kmemleak (configs/debug.config has it)"
+		exit 0
+	fi
+	sleep 6
+	echo scan >$kml
+	leaks=$(grep -c '^unreferenced object' $kml)
+	if [ "$leaks" = 0 ]; then
+		echo "ok 1 no suspected memory leaks"
+	else
+		head -n 40 $kml | sed 's/^/# /'
+		echo "not ok 1 no suspected memory leaks ($leaks)"
+		exit 1
+	fi
+	;;
+*)
+	echo "usage: suite clang|ftracetest|rv-pagefault|memfd-noexec|kmemleak" >&2
+	exit 2
+	;;
+esac
