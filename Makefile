@@ -35,56 +35,56 @@ help:
 	@echo "make clean         remove build outputs, keep the base download and build/linux"
 
 deps:
-	@$(S)/deps.sh
+	@$(S)/build/deps.sh
 
 base:
-	@$(S)/fetch-base.sh
+	@$(S)/series/fetch-base.sh
 
 tree: deps
-	@$(S)/tree.sh
+	@$(S)/series/tree.sh
 
 export:
-	@$(S)/export.sh
+	@$(S)/series/export.sh
 
 series: series-sender tree
-	@$(S)/series.sh
+	@$(S)/series/mail.sh
 series-sender:
-	@$(S)/series.sh --check-sender
+	@$(S)/series/mail.sh --check-sender
 
 kernel: tree
-	@$(S)/build-kernel.sh
+	@$(S)/build/kernel.sh
 
 selftests: kernel
-	@$(S)/build-selftests.sh
+	@$(S)/build/selftests.sh
 
 perf: tree
-	@$(S)/build-perf.sh
+	@$(S)/build/perf.sh
 
 rootfs: selftests perf
-	@$(S)/build-rootfs.sh
+	@$(S)/build/rootfs.sh
 
 boot: rootfs
 	@$(S)/run-guest.sh check
 
-# The whole gate, as CI runs it (scripts/check.sh).
+# The whole gate, as CI runs it (scripts/check/check.sh).
 check:
-	@$(S)/deps.sh $(ARCHES)
-	@$(S)/check.sh
+	@$(S)/build/deps.sh $(ARCHES)
+	@$(S)/check/check.sh
 
 mutants:
-	@$(S)/deps.sh $(ARCHES)
-	@$(S)/mutants.sh
+	@$(S)/build/deps.sh $(ARCHES)
+	@$(S)/check/mutants.sh
 
 upstream: rootfs
-	@$(S)/upstream.sh
+	@$(S)/check/upstream.sh
 
 demo: rootfs
 	@$(S)/run-guest.sh demo
 	@sed -n '/^HARNESS: begin/,/^HARNESS: end/p' build/logs/$(ARCH)/demo.log | grep -v '^HARNESS'
 
 bench:
-	@$(S)/deps.sh
-	@$(S)/bench.sh
+	@$(S)/build/deps.sh
+	@$(S)/bench/bench.sh
 
 clean:
 	rm -rf build/out build/*/out build/logs

@@ -31,7 +31,7 @@ append="console=$CONSOLE panic=-1 oops=panic loglevel=4 harness.mode=$mode ${GUE
 [ -n "${GUEST_SUITES:-}" ] && append+=" harness.suites=$(echo "$GUEST_SUITES" | xargs | tr ' ' ,)"
 # The built-in KUnit suites run at boot in 'check' mode, but not on the
 # series' kernel of UPSTREAM_ARCHES (lib.sh), where kunit.py runs them
-# (scripts/kunit.sh). KUNIT_FILTER=GLOB runs those that match in any
+# (scripts/check/kunit.sh). KUNIT_FILTER=GLOB runs those that match in any
 # mode ('make bench').
 if [ -n "${KUNIT_FILTER:-}" ]; then
 	append+=" kunit.filter_glob=$KUNIT_FILTER"

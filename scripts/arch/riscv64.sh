@@ -17,7 +17,7 @@ ARCH_PKGS=(riscv64-linux-gnu-gcc:gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
 	   qemu-system-riscv64:qemu-system-misc opensbi)
 # Debian 12 has no riscv64 packages (riscv64 became a release architecture
 # with Debian 13): the guest's busybox comes from that release, fetched
-# with an apt of its own under build/ (scripts/build-rootfs.sh), and the
+# with an apt of its own under build/ (scripts/build/rootfs.sh), and the
 # guest has no perf (it would link Debian's riscv64 libraries).
 DEB_SUITE=trixie
 NO_PERF="Debian 12 has no riscv64 libraries to link perf with"

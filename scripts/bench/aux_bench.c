@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * make bench's AUX allocator measurements. Not part of the series:
- * scripts/bench.sh copies this file into the bench trees (series and
+ * scripts/bench/bench.sh copies this file into the bench trees (series and
  * series-old, build/frag*/linux) as kernel/events/tests/aux_bench.c.
  *
  * perf_aux_bench allocates AUX buffers for a fake PMU and reports their

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Guest side of the distro run (configs/suites: distro PART, PART being
 # tools, doc-examples or perf-test). The first call mounts the Debian root
-# of /dev/vda (scripts/build-distro.sh) read-only, gives it the pseudo file
+# of /dev/vda (scripts/build/distro.sh) read-only, gives it the pseudo file
 # systems and writable /tmp, /root and /run, and copies in what the tests
 # run (our static programs, a glibc-linked one, the Documentation's
 # examples, kselftest's KTAP helpers, our perf and its shell tests). Then,

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # perf's page-faults count (pfcount) of fixed workloads, alone and with a
 # 'perf record -g' sampling them, as KTAP whose case names carry the
-# counts: the upstream gate (scripts/upstream.sh) compares the base's and
+# counts: the upstream gate (scripts/check/upstream.sh) compares the base's and
 # the series' cases by name, so a count that differs fails there.
 n=0
 rc=0

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # harness.mode=upstream: the suites upstream already has, through upstream's
 # own runners, so that the base kernel and the series can be compared on
-# the same initramfs (scripts/upstream.sh): perf test's C tests (the
+# the same initramfs (scripts/check/upstream.sh): perf test's C tests (the
 # initramfs has no bash for its shell tests), and kselftest's ftrace (the
 # whole ftracetest), perf_events and verification collections; and perf's
 # page-faults count of fixed workloads (pf-counts).

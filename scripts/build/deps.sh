@@ -8,7 +8,7 @@
 #
 # usage: deps.sh [ARCH...]
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 arches=("$@")
 [ ${#arches[@]} -gt 0 ] || arches=("${ARCH:-}")
@@ -37,7 +37,7 @@ for ARCH in "${arches[@]}"; do
 		done
 	# Guest user space comes from Debian packages of the guest's
 	# architecture: the host's release, unless the arch file names another
-	# (fetched with an apt of its own, see build-rootfs.sh).
+	# (fetched with an apt of its own, see build/rootfs.sh).
 	[ -z "${DEB_SUITE:-}" ] && [ "$DEBARCH" != "$(dpkg --print-architecture)" ] &&
 		! dpkg --print-foreign-architectures | grep -qx "$DEBARCH" && foreign+=("$DEBARCH")
 done

@@ -3,7 +3,7 @@
 # Fetch the pinned base kernel (Debian's linux-source-7.3) into build/base/,
 # verify its checksums and leave the tarball there for 'make tree'.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 PKG=linux-source-7.3
 VERSION=7.3.4-1~bpo13+1

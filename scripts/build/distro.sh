@@ -8,7 +8,7 @@
 # The image is kept while the packages and this script are the same;
 # 'make clean' drops it.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 check_arch
 
 # Debian 13 and its backports: trixie's perf predates deferred callchains,
@@ -25,7 +25,7 @@ DIR=${IMG%/*}
 # The packages, downloaded once per machine: beside the compiler cache, so
 # that a second clone (CI's) reuses them. Debian names a file by package,
 # version and architecture, so a file there is that package.
-DEBS=${XDG_CACHE_HOME:-$HOME/.cache}/arm64-trace-series/debs/$DEBARCH
+DEBS=$CACHE_ROOT/debs/$DEBARCH
 command -v mke2fs >/dev/null || die "mke2fs not found; run 'make deps' (package e2fsprogs)"
 mkdir -p "$DIR" "$DEBS"
 # The closure, as apt resolves the request against the lists it fetched

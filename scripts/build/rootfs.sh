@@ -3,7 +3,7 @@
 # Build the guest initramfs for ARCH: Debian's busybox-static for $DEBARCH,
 # the installed kselftests, our guest programs (scripts/guest/) and init.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 check_arch
 
 DEBS=$BUILD/debs/$DEBARCH
@@ -82,7 +82,7 @@ done
 	-o "$ROOT/usr/bin/callchain-dyn" "$TOP/scripts/guest/callchain.c" ||
 	die "cannot build callchain.c for $ARCH with the C library"
 # The Documentation page's examples, which the distro guest runs as tests.
-python3 "$TOP/scripts/doc-examples.py" "$SRC/Documentation/trace/events-page-fault.rst" \
+python3 "$TOP/scripts/build/doc-examples.py" "$SRC/Documentation/trace/events-page-fault.rst" \
 	"$ROOT/usr/share/doc-examples" >/dev/null || die "no examples in the Documentation page"
 # Programs under development: anything in $OUT/extra/ lands in /usr/bin,
 # and 'run-guest.sh NAME' runs it as the guest's harness.mode.

@@ -3,7 +3,7 @@
 # Build and install the kselftests for ARCH, statically linked, from the
 # assembled tree into build/out/$ARCH/kselftest/kselftest_install.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 check_arch
 need_tree
 

@@ -4,7 +4,7 @@
 # commit adds go to the overlay and onto its series line, the rest of the
 # commit into patches/NNNN-*.patch (git format-patch).
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 need_tree
 
 git_t() { git -C "$SRC" "$@"; }
@@ -63,5 +63,5 @@ done
 
 git_t rev-parse HEAD >"$SRC/.git/series-head"
 rm -f "$SRC/.git/series-partial"
-"$TOP/scripts/tree.sh" --stamp-only
+"$TOP/scripts/series/tree.sh" --stamp-only
 msg EXPORT "$n patches -> patches/ ($(git -C "$TOP" status --porcelain -- patches arch include kernel drivers tools Documentation | wc -l) paths changed in the repo)"

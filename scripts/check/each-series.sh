@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Each mailed series (patches/cover/, scripts/mail.sh) compiles for ARCH,
+# Each mailed series (patches/cover/, scripts/series/parts.sh) compiles for ARCH,
 # without warnings, on the bare base alone, as KTAP (part of 'make check',
 # after the per-patch builds). A series that starts at the first patch is
 # the tree after its last patch, which the per-patch builds built whole.
@@ -14,10 +14,10 @@
 # drops the options of what is not applied); the tree and the kernel are
 # back at the series' HEAD at the end.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 check_arch
 need_tree
-. "$TOP/scripts/mail.sh"
+. "$TOP/scripts/series/parts.sh"
 mail_groups
 tree_builds series-builds
 

@@ -14,7 +14,7 @@
 # series' HEAD. The series' .config is put back before every build (Kbuild
 # drops the options of patches not applied yet).
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 check_arch
 need_tree
 command -v sparse >/dev/null || die "sparse not found; run 'make deps' (as root)"

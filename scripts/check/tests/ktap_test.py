@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Tests of scripts/ktap.py on serial logs saved from real guests (logs/):
+"""Tests of scripts/check/ktap.py on serial logs saved from real guests (logs/):
 
   arm64-check.log     make check's arm64 guest: every case passes; KUnit
                       nested three deep, kselftest's '# '-nested KTAP,
@@ -11,14 +11,14 @@
                       runner whose own line disagrees with its children
   arm64-stopped.log   a guest stopped by the host's timeout in the middle
                       of a suite, as a hang or a panic leaves the log
-  arm64-kunit.log     scripts/kunit.sh: kunit.py's guest console, then
+  arm64-kunit.log     scripts/check/kunit.sh: kunit.py's guest console, then
                       kunit.py's verdict and its scope
   x86_64-distro.log   the distro run, our perf's shell test among it
   arm64-check-nokunit.log
                       make check's arm64 guest on the series kernel,
                       which leaves KUnit to kunit.py (kunit.enable=0)
 
-Run: python3 -m unittest discover -s scripts/tests -p '*_test.py'
+Run: python3 -m unittest discover -s scripts/check/tests -p '*_test.py'
 """
 import contextlib
 import io
@@ -110,7 +110,7 @@ class Parse(unittest.TestCase):
         self.assertFalse(ktap.where('distro', 'arm64 kunit'))
 
     def test_the_manifest(self):
-        suites = os.path.join(HERE, '..', '..', 'configs', 'suites')
+        suites = os.path.join(HERE, '..', '..', '..', 'configs', 'suites')
         req, skip = ktap.read_required(suites, 'arm64 64k')
         self.assertIn('debug:kmemleak', req)
         self.assertIn('perf_events:deferred_compat', req)

@@ -8,7 +8,7 @@
 # KUnit KTAP, for the per-case table and configs/suites), then
 # kunit.py's verdict. kunit.py's own output: build/logs/$ARCH/kunit.out.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 check_arch
 need_tree
 out=$BUILD/logs/$ARCH/kunit.out

@@ -6,9 +6,9 @@
 # result parser's tests and shellcheck on the harness. Exit non-zero if
 # any of them fails.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 need_tree
-. "$TOP/scripts/mail.sh"
+. "$TOP/scripts/series/parts.sh"
 mail_groups
 
 # checkpatch's SPDX check runs python3 with 'ply'; Debian's python3-ply is
@@ -85,10 +85,10 @@ for i in "${!MAIL_NAME[@]}"; do
 	ktap_result $st "$n" "series: ${MAIL_NAME[$i]} (patches ${MAIL_FIRST[$i]}-${MAIL_LAST[$i]}) applies to the bare base alone"
 done
 
-# The result parser (scripts/ktap.py), on serial logs saved from real
-# guests (scripts/tests/).
+# The result parser (scripts/check/ktap.py), on serial logs saved from real
+# guests (scripts/check/tests/).
 n=$((n + 1)) st=0
-if ! python3 -m unittest discover -s "$TOP/scripts/tests" -p '*_test.py' >"$tmp/unittest" 2>&1; then
+if ! python3 -m unittest discover -s "$TOP/scripts/check/tests" -p '*_test.py' >"$tmp/unittest" 2>&1; then
 	sed 's/^/# /' "$tmp/unittest"
 	st=1 rc=1
 fi

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # 'make bench': boot the pinned base and the series side by side under
 # QEMU -icount shift=0 (exact guest instruction counts), run the guest's
-# bench program in each, and print the tables (scripts/bench-report.py).
+# bench program in each, and print the tables (scripts/bench/report.py).
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 ARCH=${ARCH:-arm64}
 check_arch
 [ "$ARCH" = arm64 ] || die "make bench measures the arm64 series; run it with ARCH=arm64"
@@ -20,11 +20,11 @@ done
 OUTDIR=$BUILD/bench
 mkdir -p "$OUTDIR"
 
-"$TOP/scripts/tree.sh"
+"$TOP/scripts/series/tree.sh"
 build_guest || die "building the $ARCH guest failed at $FAILED_STEP"
 logs=()
 if [[ $PARTS == *" guest "* ]]; then
-	VARIANT=base "$TOP/scripts/build-kernel.sh"
+	VARIANT=base "$TOP/scripts/build/kernel.sh"
 	for variant in base series; do
 		VARIANT=$variant ICOUNT=1 GUEST_APPEND="bench.runs=$RUNS ${GUEST_APPEND:-}" \
 			"$TOP/scripts/run-guest.sh" bench
@@ -65,7 +65,7 @@ bench_tree() {
 }
 if [[ $PARTS == *" aux "* || $PARTS == *" frag "* ]]; then
 	bench_tree frag
-	VARIANT=frag "$TOP/scripts/build-kernel.sh"
+	VARIANT=frag "$TOP/scripts/build/kernel.sh"
 fi
 # The AUX allocator, in a boot of its own so that its fragmentation
 # fixture leaves the other parts' page allocator alone.
@@ -82,7 +82,7 @@ if [[ $PARTS == *" frag "* ]]; then
 	bench_tree frag-old "perf/aux: Add KUnit tests for the AUX area allocator" \
 		"perf/aux: Don't retry AUX chunk orders that already failed" \
 		"perf/aux: Don't reclaim or compact for AUX pages a PMU only prefers large"
-	VARIANT=frag-old "$TOP/scripts/build-kernel.sh"
+	VARIANT=frag-old "$TOP/scripts/build/kernel.sh"
 	disk=$OUTDIR/churn.img
 	rm -f "$disk"
 	truncate -s 3G "$disk"
@@ -98,4 +98,4 @@ if [[ $PARTS == *" frag "* ]]; then
 	done
 	rm -f "$disk"
 fi
-OBJDUMP=${CROSS_COMPILE}objdump python3 "$TOP/scripts/bench-report.py" "$OUTDIR" "${logs[@]}"
+OBJDUMP=${CROSS_COMPILE}objdump python3 "$TOP/scripts/bench/report.py" "$OUTDIR" "${logs[@]}"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # 'make series': write the mail-ready series to build/series/, one
-# directory per cover letter in patches/cover/ (scripts/mail.sh): git
+# directory per cover letter in patches/cover/ (scripts/series/parts.sh): git
 # format-patch --cover-letter of that part of build/linux applied to the
 # bare base alone, signed off by the sender, with To/Cc on each patch
 # from the tree's get_maintainer.pl and on the cover letter the union.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 # The sender signs every patch (the Developer's Certificate of Origin
 # needs a real person): git's author identity, from user.name and
@@ -23,7 +23,7 @@ fi
 # 'make series' asks this first, before it assembles the tree.
 [ "${1:-}" != --check-sender ] || exit 0
 need_tree
-. "$TOP/scripts/mail.sh"
+. "$TOP/scripts/series/parts.sh"
 
 DIR=$BUILD/series
 rm -rf "$DIR"

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
-# The series as it is mailed (sourced after lib.sh by series.sh, lint.sh
-# and series-builds.sh): not one series but one per cover letter in
+# The series as it is mailed (sourced after lib.sh by series/mail.sh, check/lint.sh
+# and check/each-series.sh): not one series but one per cover letter in
 # patches/cover/, in the order of their names. A cover letter's
 # "First patch:" line names, by subject, the patch its series starts at;
 # the series runs to the patch before the next one's first patch. Each

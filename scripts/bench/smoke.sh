@@ -4,7 +4,7 @@
 # one run of the fault-path and system-call parts under -icount, then the
 # report, then a check that it produced numbers. Prints KTAP.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 ARCH=arm64
 check_arch
 tmp=$(mktemp -d)
@@ -23,7 +23,7 @@ else
 	echo "# no or too few BENCH lines in $log"
 fi
 ktap_result $st 1 "bench: guest fault-path and system-call measurements under -icount"
-if python3 "$TOP/scripts/bench-report.py" "$tmp" "base=$log" "series=$log" >"$tmp/report" 2>&1 &&
+if python3 "$TOP/scripts/bench/report.py" "$tmp" "base=$log" "series=$log" >"$tmp/report" 2>&1 &&
 	python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); r = j["fault"]; sys.exit(not (len(r) >= 10 and all(x["median"] > 100 for x in r) and all(x["per_call"] > 10 for x in j["syscall"]) and j["syscall"]))' "$tmp/results.json"; then
 	st=0
 else

@@ -3,7 +3,7 @@
 # Configure (allnoconfig + configs/ fragments) and build the kernel for ARCH
 # out of tree in build/out/$ARCH, plus its UAPI headers for the selftests.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 check_arch
 need_tree
 

@@ -3,7 +3,7 @@
 # Assemble build/linux: the base committed and tagged 'base', then one commit
 # per patches/series line (git am of the patch plus the line's new files).
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 SERIES=$TOP/patches/series
 [ -f "$SERIES" ] || die "$SERIES not found"
@@ -30,7 +30,7 @@ if [ "${1:-}" = --stamp-only ]; then
 	exit 0
 fi
 
-"$TOP/scripts/fetch-base.sh"
+"$TOP/scripts/series/fetch-base.sh"
 if [ ! -d "$SRC/.git" ]; then
 	msg TREE "extracting $(cut -d' ' -f1-2 "$BUILD/base/BASE") into $SRC"
 	rm -rf "$SRC.tmp"

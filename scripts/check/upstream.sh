@@ -10,7 +10,7 @@
 # trees, the configuration, the harness and the tools) are those of a
 # passing run is kept, as the other gates' are (lib.sh, CACHE=0).
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 check_arch
 need_tree
 logs=$BUILD/logs/$ARCH
@@ -38,11 +38,11 @@ if ! verdict_reuse "upstream-$ARCH" "$key" "base, series, configuration and tool
 		VARIANT=$1 TIMEOUT=1800 GUEST_LOG=$2 GUEST_APPEND="${GUEST_APPEND:-} $append" \
 			"$TOP/scripts/run-guest.sh" upstream || true
 		# Failures are expected on both kernels: the comparison judges.
-		python3 "$TOP/scripts/ktap.py" parse "$ARCH upstream $1" "$logs/$2.log" \
+		python3 "$TOP/scripts/check/ktap.py" parse "$ARCH upstream $1" "$logs/$2.log" \
 			"$logs/$2.json" >"$logs/$2.txt" || true
 	}
 	compare() {
-		python3 "$TOP/scripts/ktap.py" compare "$logs/upstream-base.json" "$@" >"$ktap"
+		python3 "$TOP/scripts/check/ktap.py" compare "$logs/upstream-base.json" "$@" >"$ktap"
 	}
 	# The series kernel is built: its boot runs beside the base kernel's
 	# build and boot, which the two cores take in about the time of the
@@ -50,7 +50,7 @@ if ! verdict_reuse "upstream-$ARCH" "$key" "base, series, configuration and tool
 	# is run again below, alone.
 	boot series upstream-series &
 	series=$!
-	VARIANT=base "$TOP/scripts/build-kernel.sh" || { wait $series; exit 1; }
+	VARIANT=base "$TOP/scripts/build/kernel.sh" || { wait $series; exit 1; }
 	boot base upstream-base
 	wait $series
 	# Some upstream tests time what they wait for (ftracetest's poll on

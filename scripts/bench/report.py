@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Collect the guests' BENCH lines and print the side-by-side tables.
 
-  bench-report.py OUTDIR KERNEL=LOG... [vmlinux-base=FILE vmlinux-series=FILE]
+  report.py OUTDIR KERNEL=LOG... [vmlinux-base=FILE vmlinux-series=FILE]
 
 With the two vmlinux files (and OBJDUMP, the arch's objdump, in the
 environment), it also compares the fault handler's disassembly.

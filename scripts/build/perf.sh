@@ -5,7 +5,7 @@
 # libdw, zlib, zstd, lzma, bzip2), so it matches the kernel and needs
 # nothing in the initramfs.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 check_arch
 need_tree
 if [ -n "${NO_PERF:-}" ]; then
@@ -27,7 +27,7 @@ PKG_CONFIG_LIBDIR=/usr/lib/$triplet/pkgconfig:/usr/share/pkgconfig exec pkg-conf
 EOT
 chmod +x "$pc"
 "$pc" --exists libtraceevent libelf libdw zlib ||
-	die "$pc finds no libtraceevent, libelf, libdw or zlib for $DEBARCH; run scripts/deps.sh (ARCH=$ARCH)"
+	die "$pc finds no libtraceevent, libelf, libdw or zlib for $DEBARCH; run scripts/build/deps.sh (ARCH=$ARCH)"
 
 # perf is built from tools/ alone (tools/testing aside). If those
 # directories have the content (git's tree objects) they had at the last
@@ -38,7 +38,7 @@ stamp=$PERF_OUT/.built-from
 perf_tools_dirty() { git -C "$SRC" status --porcelain -- tools ':!tools/testing'; }
 want=$({
 	git -C "$SRC" ls-tree HEAD tools/ | grep -v $'\ttools/testing$'
-	sha256sum <"$TOP/scripts/build-perf.sh"
+	sha256sum <"$TOP/scripts/build/perf.sh"
 	"${CROSS_COMPILE}gcc" --version | head -n 1
 	"$pc" --modversion libtraceevent libelf libdw zlib
 } 2>&1)

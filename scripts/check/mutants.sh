@@ -3,7 +3,7 @@
 # 'make mutants': show that the tests fail when what they test is missing.
 # Each mutant is one scratch commit on top of the assembled tree: a patch of
 # the series taken out again (git revert of its commit, the same tree as
-# dropping its line from patches/series), or an edit by scripts/mutate.py
+# dropping its line from patches/series), or an edit by scripts/check/mutate.py
 # (a broken expectation in every test case; huge AUX mappings taken out of
 # the drivers). The kernel, selftests and initramfs are rebuilt
 # incrementally and booted as in 'make check', running only the suites of
@@ -11,7 +11,7 @@
 # their suites pass. The tree is put back after every mutant, also on
 # error. Prints KTAP and the usual total line.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 # A mutant's kernel and perf are not the series': lib.sh keeps no build of
 # theirs for another clone.
 export BUILD_KEEP=0
@@ -43,8 +43,8 @@ report() {
 	ktap_end >>"$ktap"
 	echo
 	grep -v '^HARNESS' "$ktap"
-	python3 "$TOP/scripts/ktap.py" parse mutants "$ktap" "$BUILD/logs/mutants.json" >/dev/null
-	python3 "$TOP/scripts/ktap.py" total "$BUILD/logs/mutants.json"
+	python3 "$TOP/scripts/check/ktap.py" parse mutants "$ktap" "$BUILD/logs/mutants.json" >/dev/null
+	python3 "$TOP/scripts/check/ktap.py" total "$BUILD/logs/mutants.json"
 }
 
 # Only the mutants of the arches in ARCHES (all of them by default) and,
@@ -58,7 +58,7 @@ for m in "${ALL[@]}"; do
 done
 ktap_begin mutants "${#todo[@]}" >"$ktap"
 
-"$TOP/scripts/tree.sh" || exit 1
+"$TOP/scripts/series/tree.sh" || exit 1
 head=$(git_t rev-parse HEAD)
 if [ "$head" != "$(cat "$SRC/.git/series-head")" ] || [ -n "$(git_t status --porcelain)" ]; then
 	# Mutants reset the tree: never with work in it that patches/ lacks.
@@ -78,8 +78,8 @@ mutant_key() {
 	{
 		echo "$1"
 		git_t rev-parse 'HEAD^{tree}'
-		cat "$TOP/scripts/mutants.sh"
-		case $1 in *"|mutate:"*) cat "$TOP/scripts/mutate.py" ;; esac
+		cat "$TOP/scripts/check/mutants.sh"
+		case $1 in *"|mutate:"*) cat "$TOP/scripts/check/mutate.py" ;; esac
 	} | verdict_key
 }
 
@@ -88,7 +88,7 @@ mutate() {
 	revert:*) revert_patch "$SRC" "${1#revert:}" ;;
 	mutate:*)
 		set -- "${1#mutate:}"
-		python3 "$TOP/scripts/mutate.py" "${1%% *}" "$SRC" &&
+		python3 "$TOP/scripts/check/mutate.py" "${1%% *}" "$SRC" &&
 			git_t commit -q -a -m "mutant: ${1%% *}"
 		;;
 	esac
@@ -97,18 +97,12 @@ mutate() {
 mutant_suites() {
 	tr ';' '\n' <<<"$1" | sed -e 's/^?//' -e 's/: .*//' | sort -u | tr '\n' ' '
 }
-# Those of them its guest runs: all but KUnit's (scripts/kunit.sh).
+# Those of them its guest runs: all but KUnit's (scripts/check/kunit.sh).
 guest_suites() {
 	mutant_suites "$1" | tr ' ' '\n' | grep -v '^kunit:' | tr '\n' ' '
 }
-# judge LOG JSON: LOG's results into JSON; failures are the point here,
-# so the table only, not the FAIL lines.
-judge() {
-	[ -f "$1" ] || return 1
-	python3 "$TOP/scripts/ktap.py" parse "$ARCH mutant $name" \
-		"$1" "$2" --suites "$TOP/configs/suites" | grep -v -e '^  FAIL' -e '^       | '
-	[ -f "$2" ]
-}
+# Failures are the point here: the tables only, not the FAIL lines.
+tables() { grep -v -e '^  FAIL' -e '^       | '; }
 # The disk a mutant's guest needs: the distro run's, for its suites. Its
 # boot keeps both CPUs: it also runs the suites of the other cases, and its
 # distro suites are arm64's, where the one-CPU reason was not seen.
@@ -143,8 +137,8 @@ for m in "${todo[@]}"; do
 		ok=1
 	elif [ -n "$(guest_suites "$fails")" ] && ! build_guest; then
 		echo "# step $FAILED_STEP failed" >>"$ktap"
-	elif [ -n "$(mutant_disk "$fails")" ] && ! "$TOP/scripts/build-distro.sh"; then
-		echo "# step build-distro failed" >>"$ktap"
+	elif [ -n "$(mutant_disk "$fails")" ] && ! "$TOP/scripts/build/distro.sh"; then
+		echo "# step build/distro failed" >>"$ktap"
 	else
 		# The guest runs only the suites of the cases the mutant names
 		# (the others passed on the series' own kernel); kunit.py the
@@ -153,18 +147,20 @@ for m in "${todo[@]}"; do
 		IFS=';' read -r -a globs <<<"$fails"
 		jsons=()
 		if [ -n "$(guest_suites "$fails")" ]; then
-			GUEST_DISK=$(mutant_disk "$fails") GUEST_SUITES=$(guest_suites "$fails") \
-				GUEST_LOG=mutant-$name TIMEOUT=900 "$TOP/scripts/run-guest.sh" check
-			judge "$log" "$json" && jsons+=("$json")
+			GUEST_DISK=$(mutant_disk "$fails") GUEST_SUITES=$(guest_suites "$fails") TIMEOUT=900 \
+				boot_collect "$ARCH mutant $name" "mutant-$name" "$json" | tables
+			[ -f "$json" ] && jsons+=("$json")
 		fi
 		if [[ ";$fails" == *";kunit:"* ]]; then
-			"$TOP/scripts/kunit.sh" >"${log%.log}-kunit.log" || true
-			judge "${log%.log}-kunit.log" "${json%.json}-kunit.json" && jsons+=("${json%.json}-kunit.json")
+			"$TOP/scripts/check/kunit.sh" >"${log%.log}-kunit.log" || true
+			python3 "$TOP/scripts/check/ktap.py" parse "$ARCH mutant $name" "${log%.log}-kunit.log" \
+				"${json%.json}-kunit.json" --suites "$TOP/configs/suites" | tables
+			[ -f "${json%.json}-kunit.json" ] && jsons+=("${json%.json}-kunit.json")
 			globs+=("?kunit.py: *")
 		fi
 		if [ ${#jsons[@]} = 0 ]; then
 			echo "# no results, serial log $log" >>"$ktap"
-		elif python3 "$TOP/scripts/ktap.py" expect "${jsons[@]}" "${globs[@]}" >"$log.expect"; then
+		elif python3 "$TOP/scripts/check/ktap.py" expect "${jsons[@]}" "${globs[@]}" >"$log.expect"; then
 			ok=1
 			verdict_keep "$vc" "$key" "$log.expect"
 		else
