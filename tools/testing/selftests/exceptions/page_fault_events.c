@@ -1778,7 +1778,8 @@ static int probe_hits(struct trace_instance *inst, const struct count_probe *pro
 	int hits = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/trace", inst->dir);
+	if (snprintf(path, sizeof(path), "%s/trace", inst->dir) >= (int)sizeof(path))
+		return -1;
 	snprintf(tag, sizeof(tag), ": %s: ", probe->name);
 	f = fopen(path, "r");
 	if (!f)

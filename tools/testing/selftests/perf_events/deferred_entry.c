@@ -33,7 +33,6 @@
 
 #include "../kselftest_harness.h"
 #include "deferred_records.h"
-#include "tracepoint_id.h"
 
 #define FE_ATTR(x)	__attribute__((x))
 
@@ -205,7 +204,7 @@ FIXTURE_SETUP(entry)
 	if (write_uprobe_events(cmd))
 		SKIP(return, "cannot add a uprobe: %s (no CONFIG_UPROBE_EVENTS or tracefs?)",
 		     strerror(errno));
-	id = tracepoint_id(PROBE);
+	id = dr_tracepoint_id(PROBE);
 	ASSERT_LT(0, id);
 	attr = dr_tracepoint_attr(id);
 
@@ -247,9 +246,11 @@ FIXTURE_TEARDOWN(entry)
  * _start) holds a zero frame pointer; on x86 glibc keeps no frame records
  * and the last saved frame pointer leads anywhere.
  */
+#if defined(__aarch64__)
 static FE_ATTR(noinline) int frame_records(unsigned long *ra, int max)
 {
-	unsigned long *fp = __builtin_frame_address(1);
+	/* This function's frame record holds the caller's frame pointer. */
+	unsigned long *fp = *(unsigned long **)__builtin_frame_address(0);
 	int n = 0;
 
 	while (fp && n < max) {
@@ -260,6 +261,7 @@ static FE_ATTR(noinline) int frame_records(unsigned long *ra, int max)
 	}
 	return n;
 }
+#endif
 
 /*
  * Each call of the probed function gives two samples: the one with
@@ -284,13 +286,16 @@ TEST_F(entry, callers)
 {
 	static const char * const walk[2] = { "deferred", "in place" };
 	__u64 nr[2], k, n = variant->linked ? 3 : 2;
-	int i, deferred = 0, in_place = 0, pairs = 0, shorter = 0, records;
+	int i, deferred = 0, in_place = 0, pairs = 0, shorter = 0;
 	const struct perf_event_header *h;
 	const __u64 *ips[2] = { NULL, NULL };
-	unsigned long want[3], ra[MAX_IPS];
+	unsigned long want[3];
 	size_t len, off;
+#if defined(__aarch64__)
+	unsigned long ra[MAX_IPS];
+	int records = frame_records(ra, MAX_IPS);
+#endif
 
-	records = frame_records(ra, MAX_IPS);
 	ASSERT_EQ(0, ioctl(self->fd, PERF_EVENT_IOC_ENABLE, 0));
 	ASSERT_EQ(0, ioctl(self->fd_in_place, PERF_EVENT_IOC_ENABLE, 0));
 	for (i = 0; i < CALLS; i++)

@@ -25,7 +25,6 @@
 
 #include "../kselftest_harness.h"
 #include "deferred_records.h"
-#include "tracepoint_id.h"
 
 #define DE_ATTR(x)	__attribute__((x))
 #define DE_NOINLINE	DE_ATTR(noinline)
@@ -89,7 +88,7 @@ TEST(execve_keeps_the_old_stack)
 	char *buf;
 	pid_t pid;
 
-	id = tracepoint_id("sched/sched_prepare_exec");
+	id = dr_tracepoint_id("sched/sched_prepare_exec");
 	if (id < 0)
 		SKIP(return, "no sched:sched_prepare_exec event in tracefs");
 	attr = dr_tracepoint_attr(id);

@@ -3,8 +3,8 @@
  * The records the small deferred-callchain tests read back from a perf
  * ring: samples of PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN and
  * PERF_RECORD_CALLCHAIN_DEFERRED, copied out of the ring in order; and the
- * CPUs the tests keep their tasks on. Include it after defining
- * _GNU_SOURCE.
+ * CPUs the tests keep their tasks on; tracepoint ids. Include it after
+ * defining _GNU_SOURCE.
  */
 #ifndef DEFERRED_RECORDS_H
 #define DEFERRED_RECORDS_H
@@ -13,7 +13,10 @@
 #include <linux/perf_event.h>
 #include <sched.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <unistd.h>
+
+#include "../kselftest.h"
 
 struct dr_sample {
 	struct perf_event_header header;
@@ -216,6 +219,33 @@ static inline DR_ATTR(always_inline) unsigned long dr_strip_ra(unsigned long ra)
 #else
 	return ra;
 #endif
+}
+
+/*
+ * The perf event id (attr.config) of tracepoint @name, "group/event", from
+ * tracefs wherever it is mounted; -1 if neither place has it.
+ */
+static inline int dr_tracepoint_id(const char *name)
+{
+	static const char * const roots[] = {
+		"/sys/kernel/tracing/events",
+		"/sys/kernel/debug/tracing/events",
+	};
+	char path[256];
+	unsigned int i;
+	int id = -1;
+	FILE *f;
+
+	for (i = 0; i < ARRAY_SIZE(roots) && id < 0; i++) {
+		snprintf(path, sizeof(path), "%s/%s/id", roots[i], name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%d", &id) != 1)
+			id = -1;
+		fclose(f);
+	}
+	return id;
 }
 
 #endif /* DEFERRED_RECORDS_H */
