@@ -7,7 +7,7 @@
 With the two vmlinux files (and OBJDUMP, the arch's objdump, in the
 environment), it also compares the fault handler's disassembly.
 
-Writes OUTDIR/results.json (every run) and OUTDIR/fault-path.svg.
+Writes OUTDIR/results.json (every run).
 """
 import difflib
 import json
@@ -45,9 +45,9 @@ DISABLED_GOAL = {k: {'page_fault_enter()': 3 if k == 'kernel-write' else 2,
 
 
 def fault_table(rows):
-    out, chart = [], {}
+    out = []
     if not has(rows, 'fault'):
-        return out, chart
+        return out
     print('\n1. Fault path: kernel instructions per fault. mean: over 1000 faults (median of runs,'
           ' spread = max - min);\n   mode, min: of 1000 faults counted one by one, free of'
           ' interrupt noise (median of runs, spread of the mode)')
@@ -79,7 +79,6 @@ def fault_table(rows):
             out.append({'kind': kind, 'kernel': kernel, 'variant': variant, 'median': m,
                         'spread': spread, 'mode': mo, 'mode_spread': mo_spread, 'min': mn,
                         'runs': n, 'ratio': m / st.median([r['per_fault'] for r in base])})
-            chart.setdefault(kind, []).append((label, mo))
         noise = max(summary([r['single_mode'] for r in rs])[1] for rs in (base, off))
         # page_fault_enter(): two static branches, one more branch on the
         # kernel-mode path; unwind_reset_info(): 3 on each return to user
@@ -102,7 +101,7 @@ def fault_table(rows):
     for r in rows:
         if r.get('part') == 'fault' and 'error' in r:
             print('  %s, %s: %s' % (r['kernel'], r['variant'], r['error']))
-    return out, chart
+    return out
 
 
 def has(rows, part):
@@ -306,30 +305,6 @@ def disasm_table(vmlinux, func='do_page_fault'):
             'diff': diff}
 
 
-def svg(chart, path):
-    bars = [(k, l, v) for k in chart for l, v in chart[k]]
-    if not bars:
-        return
-    width, row, left = 760, 22, 330
-    vmax = max(v for _, _, v in bars)
-    h = row * (len(bars) + 2 * len(chart)) + 40
-    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="monospace" font-size="12">' % (width, h),
-           '<text x="10" y="18" font-size="14">Kernel instructions per page fault (arm64, QEMU -icount)</text>']
-    y = 40
-    for kind in chart:
-        out.append('<text x="10" y="%d" font-weight="bold">%s</text>' % (y + 14, kind))
-        y += row
-        for label, v in chart[kind]:
-            w = (width - left - 80) * v / vmax
-            out.append('<text x="10" y="%d">%s</text>' % (y + 14, label))
-            out.append('<rect x="%d" y="%d" width="%.1f" height="%d" fill="#4a7ab5"/>' % (left, y + 3, w, row - 6))
-            out.append('<text x="%.1f" y="%d">%.0f</text>' % (left + w + 5, y + 14, v))
-            y += row
-        y += row
-    out.append('</svg>')
-    open(path, 'w').write('\n'.join(out) + '\n')
-
-
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -340,7 +315,7 @@ def main():
     rows = parse(logs)
     if not rows:
         sys.exit('no BENCH lines in %s' % ', '.join(l for _, l in logs))
-    fault, chart = fault_table(rows)
+    fault = fault_table(rows)
     micro = microbench_table(rows)
     cc = callchain_table(rows)
     aux = aux_table(rows)
@@ -350,8 +325,7 @@ def main():
     json.dump({'runs': rows, 'fault': fault, 'microbench': micro, 'callchain': cc, 'aux': aux,
                'frag': frag, 'syscall': sc, 'disassembly': dis},
               open(outdir + '/results.json', 'w'), indent=1)
-    svg(chart, outdir + '/fault-path.svg')
-    print('\nraw results: %s/results.json, chart: %s/fault-path.svg' % (outdir, outdir))
+    print('\nraw results: %s/results.json' % outdir)
 
 
 main()
