@@ -6,10 +6,10 @@
  *
  * Each variant of the page_fault fixture describes one kind of fault: how
  * the memory is mapped and prepared, which task accesses it and how, and
- * the error code the events must decode to. Every kind is checked through
- * two delivery paths: a private tracefs instance filtered by pid (the
- * tracefs test) and a perf_event_open() tracepoint event sampling the raw
- * record (the perf test).
+ * the error code the events must decode to. The events are read as a
+ * perf_event_open() tracepoint event samples them, each with its raw
+ * record decoded with the layout tracefs describes. (What tracefs prints
+ * is ftracetest's test.d/event/page-fault-events.tc.)
  *
  * The fault_count fixture counts the events and the perf software page
  * fault event for the same workload, in user and in kernel mode, for each
@@ -36,10 +36,9 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
-#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,13 +62,6 @@
 
 /* Pages of the perf ring buffer, after its control page. */
 #define PERF_DATA_PAGES		8
-
-/*
- * Before a task samples itself, the perf test fills its ring buffer until
- * at most this many bytes are left before the end, so that the samples of
- * the access wrap around.
- */
-#define PERF_FILL_ROOM		192
 
 /*
  * The faulting load or store must be inside the access function. These are
@@ -215,10 +207,7 @@ struct pf_event {
 	unsigned long ip;
 	unsigned long error_code;
 	int pid;		/* the faulting task, as the tracepoint saw it */
-	bool ip_is_hex;		/* %ps found no symbol and printed a number */
-	char ip_text[128];
-	/* Only for perf samples: PERF_SAMPLE_TID and PERF_SAMPLE_IP */
-	bool sampled;
+	/* PERF_SAMPLE_TID and PERF_SAMPLE_IP */
 	int sample_pid;
 	int sample_tid;
 	unsigned long sample_ip;
@@ -242,138 +231,10 @@ static int write_file(const char *dir, const char *file, const char *val)
 	return ret;
 }
 
-/* Parse "0x<hex>" spanning exactly [s, end). */
-static bool parse_hex(const char *s, const char *end, unsigned long *val)
-{
-	char *p;
-
-	if (end - s < 3 || s[0] != '0' || s[1] != 'x')
-		return false;
-	errno = 0;
-	*val = strtoul(s + 2, &p, 16);
-	return !errno && p == end;
-}
-
-/*
- * Parse the part of a trace line after "<event>: ", which looks like
- * "address=%ps ip=%ps error_code=0x%lx". The ip may be a symbol name
- * (possibly followed by " [module]") or a plain number.
- */
-static bool parse_event(const char *s, struct pf_event *ev)
-{
-	const char *ip = strstr(s, " ip=");
-	const char *err = strstr(s, " error_code=");
-	const char *end;
-	size_t len;
-
-	if (strncmp(s, "address=", 8) || !ip || !err || err < ip)
-		return false;
-	if (!parse_hex(s + 8, ip, &ev->address))
-		return false;
-
-	ip += 4;
-	len = err - ip;
-	if (!len || len >= sizeof(ev->ip_text))
-		return false;
-	memcpy(ev->ip_text, ip, len);
-	ev->ip_text[len] = '\0';
-	ev->ip_is_hex = parse_hex(ip, err, &ev->ip);
-
-	err += strlen(" error_code=");
-	end = err + strcspn(err, "\n");
-	return parse_hex(err, end, &ev->error_code);
-}
-
-/*
- * Find the pid in the "<comm>-<pid> [<cpu>]" head of a trace line that
- * ends at @end. The comm may contain anything, so look for the first
- * '[' preceded by blanks, digits and a '-'.
- */
-static bool parse_pid(const char *line, const char *end, int *pid)
-{
-	const char *p, *digits, *digits_end;
-
-	for (p = line; p < end; p++) {
-		if (*p != '[')
-			continue;
-		digits_end = p;
-		while (digits_end > line && digits_end[-1] == ' ')
-			digits_end--;
-		if (digits_end == p)
-			continue;
-		digits = digits_end;
-		while (digits > line && isdigit((unsigned char)digits[-1]))
-			digits--;
-		if (digits < digits_end && digits > line && digits[-1] == '-') {
-			*pid = strtol(digits, NULL, 10);
-			return true;
-		}
-	}
-	return false;
-}
-
-/*
- * Collect the @event lines of the instance's trace file into @evs.
- * Returns the number of events, or -1 if a line could not be parsed or
- * there were more than @max events.
- */
-static int read_events(const char *dir, const char *event, struct pf_event *evs, int max)
-{
-	char path[PATH_MAX], tag[64];
-	size_t size = 0;
-	char *line = NULL, *p;
-	int nr = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/trace", dir);
-	snprintf(tag, sizeof(tag), " %s: ", event);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (getline(&line, &size, f) > 0) {
-		if (line[0] == '#')
-			continue;
-		p = strstr(line, tag);
-		if (!p)
-			continue;
-		if (nr == max) {
-			nr = -1;
-			break;
-		}
-		memset(&evs[nr], 0, sizeof(evs[nr]));
-		if (!parse_pid(line, p, &evs[nr].pid) ||
-		    !parse_event(p + strlen(tag), &evs[nr])) {
-			fprintf(stderr, "# cannot parse: %s", line);
-			nr = -1;
-			break;
-		}
-		nr++;
-	}
-	free(line);
-	fclose(f);
-	return nr;
-}
-
-/* Enable or disable one event of the exceptions system in the instance. */
-static int set_event(const char *dir, const char *event, bool on)
-{
-	char file[128];
-
-	snprintf(file, sizeof(file), "events/exceptions/%s/enable", event);
-	return write_file(dir, file, on ? "1" : "0");
-}
-
 /* Kernel addresses are in the upper half of the address space. */
 static bool is_kernel_addr(unsigned long addr)
 {
 	return addr >> (sizeof(long) * CHAR_BIT - 1);
-}
-
-static bool is_kernel_ip(const struct pf_event *ev)
-{
-	if (!ev->ip_is_hex)
-		return true;	/* a symbol: user addresses print as numbers */
-	return is_kernel_addr(ev->ip);
 }
 
 /*
@@ -609,22 +470,11 @@ FIXTURE_VARIANT_ADD(page_fault, thread_write)
 
 static bool find_tracefs(struct trace_instance *inst)
 {
-	static const char * const paths[] = { TRACEFS_MOUNT, "/sys/kernel/debug/tracing" };
-	char path[PATH_MAX];
-	unsigned int i;
-
-	if (access(TRACEFS_MOUNT "/instances", F_OK) &&
-	    !mount("nodev", TRACEFS_MOUNT, "tracefs", 0, NULL))
-		inst->mounted = true;
-
-	for (i = 0; i < ARRAY_SIZE(paths); i++) {
-		snprintf(path, sizeof(path), "%s/instances", paths[i]);
-		if (!access(path, F_OK)) {
-			inst->tracefs = paths[i];
-			return true;
-		}
-	}
-	return false;
+	inst->tracefs = TRACEFS_MOUNT;
+	if (!access(TRACEFS_MOUNT "/events", F_OK))
+		return true;
+	inst->mounted = !mount("nodev", TRACEFS_MOUNT, "tracefs", 0, NULL);
+	return inst->mounted;
 }
 
 static bool has_event(struct trace_instance *inst, const char *event)
@@ -650,31 +500,15 @@ static void remove_instance(struct trace_instance *inst)
 	}
 }
 
-/* Create the instance and restrict both events to this process. */
+/* Create an instance of the test's own. */
 static int create_instance(struct trace_instance *inst)
 {
-	static const char * const filters[] = {
-		"events/exceptions/page_fault_user/filter",
-		"events/exceptions/page_fault_kernel/filter",
-	};
-	char pid_filter[64];
-	unsigned int i;
-	int ret;
-
 	snprintf(inst->dir, sizeof(inst->dir), "%s/instances/selftest_page_fault_%d",
 		 inst->tracefs, getpid());
-	if (mkdir(inst->dir, 0700)) {
-		ret = -errno;
-		inst->dir[0] = '\0';
-		return ret;
-	}
-
-	/* Keep the events in order even if the tasks run on several CPUs. */
-	ret = write_file(inst->dir, "trace_clock", "global");
-	snprintf(pid_filter, sizeof(pid_filter), "common_pid == %d", getpid());
-	for (i = 0; !ret && i < ARRAY_SIZE(filters); i++)
-		ret = write_file(inst->dir, filters[i], pid_filter);
-	return ret;
+	if (!mkdir(inst->dir, 0700))
+		return 0;
+	inst->dir[0] = '\0';
+	return -errno;
 }
 
 /* Where the fields of an event are in its raw record. */
@@ -786,13 +620,9 @@ static bool raw_has(size_t raw_size, const struct tp_field *field)
 	return (size_t)field->offset + field->size <= raw_size;
 }
 
-/* Records the events of one test: through tracefs or perf. */
+/* A perf tracepoint event of one task, sampling every event with its raw record. */
 struct recorder {
 	const char *event;	/* page_fault_user or page_fault_kernel */
-	bool kernel;		/* page_fault_kernel */
-	bool perf;
-	const char *dir;	/* tracefs: the instance */
-	/* perf */
 	struct tp_format fmt;
 	int fd;
 	struct perf_event_mmap_page *ring;
@@ -811,7 +641,6 @@ static int perf_open(struct recorder *rec, pid_t pid)
 		.sample_period = 1,
 		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_RAW,
 		.disabled = 1,
-		.comm = 1,	/* see perf_fill_ring() */
 	};
 
 	return syscall(__NR_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -862,9 +691,6 @@ static bool parse_sample(const struct tp_format *fmt, const unsigned char *s, si
 	ev->ip = raw_field(raw, &fmt->ip);
 	ev->error_code = raw_field(raw, &fmt->error_code);
 	ev->pid = (int)raw_field(raw, &fmt->common_pid);
-	ev->ip_is_hex = true;
-	snprintf(ev->ip_text, sizeof(ev->ip_text), "0x%lx", ev->ip);
-	ev->sampled = true;
 	ev->sample_pid = pid;
 	ev->sample_tid = tid;
 	ev->sample_ip = ip;
@@ -917,68 +743,11 @@ static int perf_collect(struct recorder *rec, struct pf_event *evs, int max)
 	return nr;
 }
 
-/*
- * Fault and drop the samples until the head of the ring is close to its
- * end, so that the samples of the access wrap around. Every fault is on
- * the same page, zapped after each one (MADV_DONTNEED), so this takes one
- * page of memory whatever the page size and the size of the ring.
- */
-static void perf_fill_ring(struct recorder *rec)
-{
-	size_t page_size = getpagesize(), nr = rec->data_size / 32, i;
-	char *scratch, comm[16];
-	__u64 head;
-
-	/*
-	 * All samples have the same size, which divides the size of the ring.
-	 * A PERF_RECORD_COMM shifts them, so one sample is split by the end.
-	 */
-	if (!prctl(PR_GET_NAME, comm))
-		prctl(PR_SET_NAME, comm);
-
-	scratch = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (scratch == MAP_FAILED)
-		return;
-
-	for (i = 0; i < nr; i++) {
-		head = __atomic_load_n(&rec->ring->data_head, __ATOMIC_ACQUIRE);
-		__atomic_store_n(&rec->ring->data_tail, head, __ATOMIC_RELEASE);
-		if (rec->data_size - head % rec->data_size <= PERF_FILL_ROOM)
-			break;
-		/* One page_fault_kernel or page_fault_user event */
-		if (rec->kernel)
-			uname((struct utsname *)scratch);
-		else
-			scratch[0] = 1;
-		/* The next access faults again, on a new zero-filled page */
-		madvise(scratch, page_size, MADV_DONTNEED);
-	}
-	munmap(scratch, page_size);
-}
-
 /* Start recording the faults of task @tid (this process or its child or thread). */
 static int recorder_start(struct recorder *rec, pid_t tid)
 {
-	bool self = tid == getpid();
-	char file[128], filter[64];
-	int ret;
-
-	if (!rec->perf) {
-		/* Record this process as well, to see that its events are not in the range. */
-		if (!self) {
-			snprintf(file, sizeof(file), "events/exceptions/%s/filter", rec->event);
-			snprintf(filter, sizeof(filter), "common_pid == %d || common_pid == %d",
-				 getpid(), tid);
-			ret = write_file(rec->dir, file, filter);
-			if (ret)
-				return ret;
-		}
-		return set_event(rec->dir, rec->event, true);
-	}
-
 	rec->ring_len = (1 + PERF_DATA_PAGES) * getpagesize();
-	rec->fd = perf_open(rec, self ? 0 : tid);
+	rec->fd = perf_open(rec, tid == getpid() ? 0 : tid);
 	if (rec->fd < 0)
 		return -errno;
 	rec->ring = mmap(NULL, rec->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, rec->fd, 0);
@@ -986,31 +755,15 @@ static int recorder_start(struct recorder *rec, pid_t tid)
 		rec->ring = NULL;
 		return -errno;
 	}
-	/* data_offset and data_size are 0 before Linux 4.1 */
-	rec->data = (unsigned char *)rec->ring +
-		    (rec->ring->data_offset ? rec->ring->data_offset : getpagesize());
-	rec->data_size = rec->ring->data_size ? rec->ring->data_size :
-			 PERF_DATA_PAGES * getpagesize();
-	if (ioctl(rec->fd, PERF_EVENT_IOC_ENABLE, 0))
-		return -errno;
-	if (self)
-		perf_fill_ring(rec);
-	return 0;
+	rec->data = (unsigned char *)rec->ring + rec->ring->data_offset;
+	rec->data_size = rec->ring->data_size;
+	return ioctl(rec->fd, PERF_EVENT_IOC_ENABLE, 0) ? -errno : 0;
 }
 
 static void recorder_stop(struct recorder *rec)
 {
-	if (!rec->perf)
-		set_event(rec->dir, rec->event, false);
-	else if (rec->fd >= 0)
+	if (rec->fd >= 0)
 		ioctl(rec->fd, PERF_EVENT_IOC_DISABLE, 0);
-}
-
-static int recorder_collect(struct recorder *rec, struct pf_event *evs, int max)
-{
-	if (!rec->perf)
-		return read_events(rec->dir, rec->event, evs, max);
-	return rec->ring ? perf_collect(rec, evs, max) : -1;
 }
 
 static void recorder_release(struct recorder *rec)
@@ -1238,25 +991,20 @@ static void check_event(struct __test_metadata *_metadata, enum access_type acce
 		TH_LOG("event %u at 0x%lx, not in page 0x%lx", n, ev->address, page);
 	EXPECT_EQ(tid, ev->pid) TH_LOG("event at 0x%lx from task %d, not %d",
 				       ev->address, ev->pid, tid);
-	if (ev->sampled) {
-		EXPECT_EQ(tid, ev->sample_tid);
-		EXPECT_EQ(tgid, ev->sample_pid);
-		EXPECT_TRUE(is_kernel_addr(ev->sample_ip))
-			TH_LOG("sample ip 0x%lx is not in the kernel", ev->sample_ip);
-	}
+	EXPECT_EQ(tid, ev->sample_tid);
+	EXPECT_EQ(tgid, ev->sample_pid);
+	EXPECT_TRUE(is_kernel_addr(ev->sample_ip))
+		TH_LOG("sample ip 0x%lx is not in the kernel", ev->sample_ip);
 
 	switch (access) {
 	case ACCESS_UACCESS:
-		EXPECT_TRUE(is_kernel_ip(ev))
-			TH_LOG("ip \"%s\" is not a kernel address", ev->ip_text);
+		EXPECT_TRUE(is_kernel_addr(ev->ip)) TH_LOG("ip 0x%lx is not in the kernel", ev->ip);
 		break;
 	case ACCESS_EXEC:
 		/* The fetch faults: the ip is the address. */
-		EXPECT_TRUE(ev->ip_is_hex) TH_LOG("user ip printed as \"%s\"", ev->ip_text);
 		EXPECT_EQ(ev->address, ev->ip);
 		break;
 	default:
-		EXPECT_TRUE(ev->ip_is_hex) TH_LOG("user ip printed as \"%s\"", ev->ip_text);
 		EXPECT_GE(ev->ip, fn);
 		EXPECT_LT(ev->ip, fn + ACCESS_FN_MAX_SIZE)
 			TH_LOG("ip 0x%lx not in the access function at 0x%lx", ev->ip, fn);
@@ -1300,8 +1048,8 @@ static void check_events(struct __test_metadata *_metadata,
 				   n, start, end, a->nr);
 	if (n != a->nr || _metadata->exit_code) {
 		for (i = 0; i < nr; i++)
-			TH_LOG("event %d: pid=%d address=0x%lx ip=%s error_code=0x%lx",
-			       i, evs[i].pid, evs[i].address, evs[i].ip_text,
+			TH_LOG("event %d: pid=%d address=0x%lx ip=0x%lx error_code=0x%lx",
+			       i, evs[i].pid, evs[i].address, evs[i].ip,
 			       evs[i].error_code);
 	}
 }
@@ -1426,9 +1174,8 @@ static void run_case(struct __test_metadata *_metadata,
 
 	run_actor(_metadata, variant->actor, rec, a, &tid, &tgid);
 
-	nr = recorder_collect(rec, evs, MAX_EVENTS);
-	ASSERT_GE(nr, 0) TH_LOG("cannot read or parse the %s records",
-				rec->perf ? "perf" : "trace");
+	nr = perf_collect(rec, evs, MAX_EVENTS);
+	ASSERT_GE(nr, 0) TH_LOG("cannot read or parse the perf records");
 	check_events(_metadata, variant->access, &variant->want, a, evs, nr, tid, tgid);
 	EXPECT_EQ(0, rec->lost) TH_LOG("the perf ring buffer lost records");
 
@@ -1451,13 +1198,12 @@ static void run_case(struct __test_metadata *_metadata,
 FIXTURE_SETUP(page_fault)
 {
 	bool user, kernel;
-	int ret;
 
 	if (geteuid())
 		SKIP(return, "must be run as root");
 	if (!find_tracefs(&self->inst)) {
 		remove_instance(&self->inst);
-		SKIP(return, "tracefs with instances support is not available");
+		SKIP(return, "tracefs is not available");
 	}
 	user = has_event(&self->inst, "page_fault_user");
 	kernel = has_event(&self->inst, "page_fault_kernel");
@@ -1470,30 +1216,12 @@ FIXTURE_SETUP(page_fault)
 		remove_instance(&self->inst);
 	ASSERT_TRUE(user && kernel) TH_LOG("exceptions:page_fault_%s is missing",
 					   user ? "kernel" : "user");
-
-	ret = create_instance(&self->inst);
-	if (ret)
-		remove_instance(&self->inst);
-	ASSERT_EQ(0, ret) TH_LOG("cannot set up a tracefs instance: %s", strerror(-ret));
 }
 
-/* Runs in the parent, so the instance goes away even if the test crashed. */
+/* Runs in the parent, so tracefs is unmounted even if the test crashed. */
 FIXTURE_TEARDOWN_PARENT(page_fault)
 {
 	remove_instance(&self->inst);
-}
-
-/* Deliver the events to a tracefs instance and parse its trace file. */
-TEST_F(page_fault, tracefs)
-{
-	struct recorder rec = {
-		.event = variant->want.user ? "page_fault_user" : "page_fault_kernel",
-		.kernel = !variant->want.user,
-		.dir = self->inst.dir,
-		.fd = -1,
-	};
-
-	run_case(_metadata, variant, &rec);
 }
 
 /*
@@ -1505,8 +1233,6 @@ TEST_F(page_fault, perf)
 {
 	struct recorder rec = {
 		.event = variant->want.user ? "page_fault_user" : "page_fault_kernel",
-		.kernel = !variant->want.user,
-		.perf = true,
 		.fd = -1,
 	};
 	int ret;
@@ -1599,6 +1325,12 @@ FIXTURE_VARIANT(fault_count)
 	 * one per access, however many events there are.
 	 */
 	bool perf_skips_user, perf_skips_kernel;
+	/*
+	 * The task's minor and major faults (getrusage()): 1 if they are the
+	 * events of both modes (every fault is handled, once), -1 if fewer
+	 * than one per access (no fault is handled), 0 if not compared.
+	 */
+	int rusage;
 };
 
 FIXTURE_VARIANT_ADD(fault_count, user_write)
@@ -1606,6 +1338,7 @@ FIXTURE_VARIANT_ADD(fault_count, user_write)
 	.work = WORK_USER_WRITE,
 	.user = 1,
 	.kernel = -1,
+	.rusage = 1,
 };
 
 FIXTURE_VARIANT_ADD(fault_count, uaccess)
@@ -1613,6 +1346,7 @@ FIXTURE_VARIANT_ADD(fault_count, uaccess)
 	.work = WORK_UACCESS,
 	.user = -1,
 	.kernel = 1,
+	.rusage = 1,
 };
 
 /* futex_atomic_op_inuser() runs with page faults disabled. */
@@ -1627,6 +1361,7 @@ FIXTURE_VARIANT_ADD(fault_count, segv_user_addr)
 {
 	.work = WORK_SEGV_USER_ADDR,
 	.user = 1,
+	.rusage = -1,
 };
 
 /*
@@ -1998,7 +1733,7 @@ static int count_input(enum count_work work, const char *tracefs, size_t len, in
 static unsigned long step_find_ip(const char *tracefs, int dir)
 {
 	struct recorder rec = {
-		.event = pf_events[1], .kernel = true, .perf = true, .fd = -1,
+		.event = pf_events[1], .fd = -1,
 	};
 	size_t page_size = getpagesize();
 	char *p = count_map(WORK_KPROBE_STEP);
@@ -2011,7 +1746,7 @@ static unsigned long step_find_ip(const char *tracefs, int dir)
 	if (!read_tp_format(tracefs, rec.event, &rec.fmt) && !recorder_start(&rec, getpid())) {
 		count_work(WORK_KPROBE_STEP, p, dir, 1);
 		recorder_stop(&rec);
-		nr = recorder_collect(&rec, evs, ARRAY_SIZE(evs));
+		nr = perf_collect(&rec, evs, ARRAY_SIZE(evs));
 		for (i = 0; i < nr; i++)
 			if (evs[i].address - (unsigned long)p < page_size)
 				ip = evs[i].ip;
@@ -2042,6 +1777,8 @@ static int step_prepare(FIXTURE_DATA(fault_count) * self, int dir)
 TEST_F(fault_count, same_count)
 {
 	struct { __u64 nr; __u64 val[NR_CNT]; } cnt;
+	struct rusage ru[2];
+	long faults;
 	size_t len = COUNT_PAGES * getpagesize();
 	int per_mode[2] = { variant->user, variant->kernel };
 	const struct count_probe *probe;
@@ -2076,9 +1813,11 @@ TEST_F(fault_count, same_count)
 		count_work(variant->work, self->warm, self->input, COUNT_PAGES);
 		before = probe_hits(&self->inst, probe);
 	}
+	getrusage(RUSAGE_THREAD, &ru[0]);
 	ioctl(self->fd[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
 	EXPECT_EQ(0, count_work(variant->work, self->map, self->input, COUNT_PAGES));
 	ioctl(self->fd[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+	getrusage(RUSAGE_THREAD, &ru[1]);
 	if (probe) {
 		hits = probe_hits(&self->inst, probe);
 		probe_stop(&self->inst, probe);
@@ -2097,9 +1836,14 @@ TEST_F(fault_count, same_count)
 	ASSERT_EQ(sizeof(cnt), read(self->fd[0], &cnt, sizeof(cnt)));
 	ASSERT_EQ(NR_CNT, cnt.nr);
 
-	TH_LOG("%d accesses: events user %llu kernel %llu, page-faults user %llu kernel %llu",
+	faults = ru[1].ru_minflt - ru[0].ru_minflt + ru[1].ru_majflt - ru[0].ru_majflt;
+	TH_LOG("%d accesses: events %llu/%llu, page-faults %llu/%llu (user/kernel), rusage %ld",
 	       COUNT_PAGES, cnt.val[CNT_TP_USER], cnt.val[CNT_TP_KERNEL],
-	       cnt.val[CNT_SW_USER], cnt.val[CNT_SW_KERNEL]);
+	       cnt.val[CNT_SW_USER], cnt.val[CNT_SW_KERNEL], faults);
+	if (variant->rusage > 0)
+		EXPECT_EQ(cnt.val[CNT_TP_USER] + cnt.val[CNT_TP_KERNEL], faults);
+	if (variant->rusage < 0)
+		EXPECT_GT(COUNT_PAGES, faults);
 	/*
 	 * At least one event per access where the kind is reported; fewer
 	 * than one per access where it is not (other faults may happen).
