@@ -21,6 +21,12 @@ initrd=$BUILD/out/$ARCH/initramfs.cpio.gz
 for f in "$kernel" "$initrd"; do
 	[ -f "$f" ] || die "$f missing; run 'make kernel rootfs ARCH=$ARCH' first"
 done
+# The kernel's own modules (scripts/build/kernel.sh), appended: the kernel
+# unpacks one cpio archive after the other.
+if [ -f "$OUT/modules.cpio.gz" ]; then
+	cat "$initrd" "$OUT/modules.cpio.gz" >"$OUT/initrd.cpio.gz"
+	initrd=$OUT/initrd.cpio.gz
+fi
 command -v "$QEMU" >/dev/null || die "$QEMU not found; run 'make deps ARCH=$ARCH' (as root)"
 
 qemu_args

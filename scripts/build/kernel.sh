@@ -81,4 +81,15 @@ if ! KMAKE_QUIET="" with_progress "$ARCH${VARIANT:+ $VARIANT} kernel" "$OUT/buil
 	die "kernel build failed; full log: $OUT/build.log"
 fi
 kmake headers >/dev/null 2>>"$OUT/build.log"
-build_keep "$kept" "$build_key" "$OUT" "$IMAGE" usr/include
+# The kernel's modules (configs/arm64.config has some), stripped, in a cpio
+# archive that run-guest.sh appends to the initramfs: /lib/modules/NAME.ko.
+keep=("$IMAGE" usr/include)
+if [ -s "$OUT/modules.order" ]; then
+	rm -rf "$OUT/modroot" && mkdir -p "$OUT/modroot/lib/modules"
+	sed 's/\.o$/.ko/' "$OUT/modules.order" | while read -r ko; do
+		"${CROSS_COMPILE}strip" --strip-debug -o "$OUT/modroot/lib/modules/${ko##*/}" "$OUT/$ko"
+	done
+	(cd "$OUT/modroot" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -n) >"$OUT/modules.cpio.gz"
+	keep+=(modules.cpio.gz)
+fi
+build_keep "$kept" "$build_key" "$OUT" "${keep[@]}"

@@ -65,8 +65,34 @@ kmemleak)
 		exit 1
 	fi
 	;;
+test-vmalloc)
+	# lib/test_vmalloc.c, as its selftest loads it: every test in its
+	# mask (-1), then the fixed-size test through vmalloc_huge() of 4 MiB.
+	# The module reports to the kernel log, a Summary line per test, and
+	# never stays loaded (busybox's insmod, refused, loads it a second
+	# time: a test counts once, failed if either run failed it).
+	ko=/lib/modules/test_vmalloc.ko
+	echo "TAP version 13"
+	if [ ! -f $ko ]; then
+		echo "1..1"
+		echo "ok 1 test_vmalloc # SKIP no $ko (CONFIG_TEST_VMALLOC=m)"
+		exit 0
+	fi
+	kib=$(sed -n 's/^KernelPageSize: *\([0-9]*\) kB$/\1/p' /proc/self/smaps | head -n 1)
+	for run in "run_test_mask=-1 test_loop_count=10000" \
+		"run_test_mask=1 use_huge=1 nr_pages=$((4096 / ${kib:-4})) test_loop_count=1000"; do
+		echo "test_vmalloc: $run" >/dev/kmsg
+		insmod $ko $run 2>/dev/null
+		dmesg | sed -n "/test_vmalloc: $run\$/,\$ s/.*Summary: \(.*\)/\1|$run/p"
+	done | awk -F'|' '{ split($1, f, " "); k = f[1] " (" $2 ")"
+		     # NAME passed: P failed: F xfailed: X repeat: R ...
+		     if (!(k in bad)) name[n++] = k
+		     if (f[5] == 0 && f[3] + f[7] == f[9]) bad[k] += 0; else { bad[k]++; print "# " $1 } }
+		   END { for (i = 0; i < n; i++) printf "%s %d %s\n", bad[name[i]] ? "not ok" : "ok", i + 1, name[i]
+			 print "1.." n + 0; exit n == 0 }'
+	;;
 *)
-	echo "usage: suite clang|ftracetest|rv-pagefault|memfd-noexec|kmemleak" >&2
+	echo "usage: suite clang|ftracetest|rv-pagefault|memfd-noexec|kmemleak|test-vmalloc" >&2
 	exit 2
 	;;
 esac

@@ -4,8 +4,9 @@
 # own runners, so that the base kernel and the series can be compared on
 # the same initramfs (scripts/check/upstream.sh): perf test's C tests (the
 # initramfs has no bash for its shell tests), and kselftest's ftrace (the
-# whole ftracetest), perf_events and verification collections; and perf's
-# page-faults count of fixed workloads (pf-counts).
+# whole ftracetest), perf_events and verification collections, and
+# lib/test_vmalloc.c; and perf's page-faults count of fixed workloads
+# (pf-counts).
 rc=0
 # arm64 under TCG: sigtrap_threads's watchpoint storms take 4 of its 5
 # cases past their timeout on either kernel, and once held the guest for
@@ -17,6 +18,11 @@ for t in $(sed -n 's/^perf_events://p' /kselftest/kselftest-list.txt); do
 done
 # shellcheck disable=SC2086 # options, one a word
 /kselftest/run_kselftest.sh $tests || rc=1
+# lib/test_vmalloc.c where the kernel has it (arm64): the series changes vmap().
+if [ -f /lib/modules/test_vmalloc.ko ]; then
+	echo "HARNESS: suite vmalloc:test_vmalloc"
+	suite test-vmalloc || rc=1
+fi
 # perf test last: 'HARNESS: suite' names every result after it.
 if command -v perf >/dev/null; then
 	# Not an upstream suite: what the series must not change about
