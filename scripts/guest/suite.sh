@@ -83,6 +83,7 @@ test-vmalloc)
 	for run in "run_test_mask=-1 test_loop_count=1000" \
 		"run_test_mask=1 use_huge=1 nr_pages=$((4096 / ${kib:-4})) test_loop_count=100"; do
 		echo "test_vmalloc: $run" >/dev/kmsg
+		# shellcheck disable=SC2086 # parameters, one a word
 		insmod $ko $run 2>/dev/null
 		dmesg | sed -n "/test_vmalloc: $run\$/,\$ s/.*Summary: \(.*\)/\1|$run/p"
 	done | awk -F'|' '{ split($1, f, " "); k = f[1] " (" $2 ")"
