@@ -11,11 +11,14 @@
  *   futex   FUTEX_WAKE_OP_PRIVATE on each page: the atomic op faults with
  *           page faults disabled (not counted), then the futex code faults
  *           the page in with GUP (not an exception: not counted)
- *   fp      for about a second, spin with the frame pointer on the first
- *           page, which stays absent: a 'perf record -g' sampling the task
- *           reads it with page faults disabled (not counted) at every sample
+ *   fp      for about a second, spin with the frame pointer into the first
+ *           page, which stays absent: a sampler of callchains reads it
+ *           with page faults disabled (not counted) at every sample
  *
- * usage: pfcount write|futex|fp [pages]
+ * -g: the task samples itself as 'perf record -g -F 1000' does (cpu-clock,
+ * 1000 Hz, kernel and user callchains), for the whole run.
+ *
+ * usage: pfcount [-g] write|futex|fp [pages]
  */
 #define _GNU_SOURCE
 #include <linux/futex.h>
@@ -51,6 +54,10 @@ static int spin_on_frame(void *frame)
 	asm volatile("mov %%rbp, %%r11\n\tmov %1, %%rbp\n"
 		     "1:\tdec %0\n\tjnz 1b\n\tmov %%r11, %%rbp"
 		     : "+r" (n) : "r" (frame) : "r11", "cc", "memory");
+#elif defined(__riscv)
+	asm volatile("mv t0, s0\n\tmv s0, %1\n"
+		     "1:\taddi %0, %0, -1\n\tbnez %0, 1b\n\tmv s0, t0"
+		     : "+r" (n) : "r" (frame) : "t0", "memory");
 #else
 	(void)frame;
 	return 0;
@@ -73,27 +80,52 @@ static int work(const char *what, char *p, long pages, long step, double secs)
 				p + i * step,
 				FUTEX_OP(FUTEX_OP_SET, 1, FUTEX_OP_CMP_EQ, 0));
 	} else {
+		/* Mid-page: riscv's frame record is below the frame pointer. */
 		for (end = now() + secs; now() < end;)
-			if (!spin_on_frame(p))
+			if (!spin_on_frame(p + step / 2))
 				return -1;
+	}
+	return 0;
+}
+
+/* Sample this task as 'perf record -g -F 1000' would; 0, or -1 on error. */
+static int sample_callchains(long step)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = 1000,
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN,
+	};
+	int fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+
+	if (fd < 0 || mmap(NULL, 9 * step, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED) {
+		perror("perf_event_open(cpu-clock, callchains)");
+		return -1;
 	}
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	long pages = argc > 2 ? atol(argv[2]) : 64;
+	int sample = argc > 1 && !strcmp(argv[1], "-g");
+	long pages = argc > 2 + sample ? atol(argv[2 + sample]) : 64;
 	long step = sysconf(_SC_PAGESIZE);
 	struct perf_event_attr attr;
 	uint64_t count;
 	char *p, *warm;
 	int fd, ret;
 
-	if (argc < 2 || pages <= 0 || (strcmp(argv[1], "write") &&
+	argv += sample;
+	if (argc < 2 + sample || pages <= 0 || (strcmp(argv[1], "write") &&
 	    strcmp(argv[1], "futex") && strcmp(argv[1], "fp"))) {
-		fprintf(stderr, "usage: %s write|futex|fp [pages > 0]\n", argv[0]);
+		fprintf(stderr, "usage: pfcount [-g] write|futex|fp [pages > 0]\n");
 		return 2;
 	}
+	if (sample && sample_callchains(step))
+		return 1;
 	p = mmap(NULL, 2 * pages * step, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
