@@ -485,15 +485,21 @@ static bool has_event(struct trace_instance *inst, const char *event)
 	return !access(path, F_OK);
 }
 
+/* Disable the instance's events and remove it, if there is one. */
+static void delete_instance(struct trace_instance *inst)
+{
+	if (!inst->dir[0])
+		return;
+	write_file(inst->dir, "events/enable", "0");
+	if (rmdir(inst->dir))
+		fprintf(stderr, "# cannot remove %s: %s\n", inst->dir, strerror(errno));
+	inst->dir[0] = '\0';
+}
+
 /* Remove the instance and unmount tracefs if we mounted it. */
 static void remove_instance(struct trace_instance *inst)
 {
-	if (inst->dir[0]) {
-		write_file(inst->dir, "events/enable", "0");
-		if (rmdir(inst->dir))
-			fprintf(stderr, "# cannot remove %s: %s\n", inst->dir, strerror(errno));
-		inst->dir[0] = '\0';
-	}
+	delete_instance(inst);
 	if (inst->mounted) {
 		umount(TRACEFS_MOUNT);
 		inst->mounted = false;
@@ -1529,11 +1535,7 @@ static void probe_stop(struct trace_instance *inst, const struct count_probe *pr
 {
 	char cmd[128];
 
-	if (inst->dir[0]) {
-		write_file(inst->dir, "events/enable", "0");
-		rmdir(inst->dir);
-		inst->dir[0] = '\0';
-	}
+	delete_instance(inst);
 	snprintf(cmd, sizeof(cmd), "-:%s/%s", PROBE_GROUP, probe->name);
 	write_file(inst->tracefs, probe->file, cmd);
 }
