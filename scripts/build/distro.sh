@@ -18,8 +18,12 @@ SUITES="trixie trixie-backports"
 # what apt would add by default: bpftrace recommends libc6-dev. bpftrace
 # asks clang for its include paths through /bin/sh, and without a shell
 # it crashes (SIGSEGV) on any tracepoint probe whose arguments it reads.
+# perf test's shell tests run here too (the upstream gate): with the rest
+# of Debian's essential tools they use (diff, find, getconf, taskset), bc,
+# binutils (objdump, addr2line, readelf) and ping.
 PKGS=(linux-perf/trixie-backports trace-cmd bpftrace libc6-dev
-      dash bash coreutils grep sed mawk perl-base procps)
+      dash bash coreutils grep sed mawk perl-base procps
+      diffutils findutils libc-bin util-linux binutils iputils-ping bc)
 IMG=$(distro_disk)
 DIR=${IMG%/*}
 # The packages, downloaded once per machine: beside the compiler cache, so
@@ -78,8 +82,10 @@ done <"$DIR/closure"
 # packages install, as dpkg would (maintainer scripts aside: none of
 # these tools needs one to run).
 rm -rf "$root"/usr/share/{doc,man,info,locale}
-# What mawk's maintainer script would do: awk is mawk.
+# What the maintainer scripts' update-alternatives would do: awk is mawk,
+# which is debianutils'.
 ln -sf mawk "$root/usr/bin/awk"
+ln -sf which.debianutils "$root/usr/bin/which"
 awk '$1 ~ /^(linux-perf|trace-cmd|bpftrace)$/ { print $1, $2 }' "$DIR/closure" |
 	paste -sd, | sed 's/,/, /g' >"$DIR/packages"
 mb=$(du -sm "$root" | cut -f1)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# The suites upstream already runs (scripts/guest/upstream.sh: perf test,
-# the whole ftracetest, the perf_events and verification kselftests), on
+# The suites upstream already runs (scripts/guest/upstream.sh: perf test
+# in Debian's root on the distro run's disk, the whole ftracetest, the
+# perf_events and verification kselftests), on
 # the base kernel and on the series kernel of ARCH, both with the series'
 # configuration and the same initramfs; then both side by side as KTAP
 # (ktap.py compare) in build/logs/$ARCH/upstream.ktap, which fails where a
@@ -21,17 +22,24 @@ mkdir -p "$logs"
 for f in "$OUT/$IMAGE" "$OUT/initramfs.cpio.gz"; do
 	[ -f "$f" ] || die "$f missing; run 'make rootfs ARCH=$ARCH' first"
 done
+# perf test runs in Debian's root (the distro run's disk): its shell tests
+# need bash, python3 and binutils.
+mode=upstream disk=
+if [[ " $UPSTREAM_ARCHES " == *" $ARCH "* ]]; then
+	"$TOP/scripts/build/distro.sh"
+	disk=$(distro_disk)
+else
+	mode=pf-counts
+fi
 key=$({
 	git -C "$SRC" rev-parse 'base^{tree}' 'HEAD^{tree}'
-	cat "$OUT/.config" "$0"
+	cat "$OUT/.config" "$0" ${disk:+"$BUILD/distro/$DEBARCH/stamp"}
 } | verdict_key)
 # x86_64 under QEMU's TCG with two CPUs: ftracetest's function graph
 # tests stop the base kernel too with "Oops: int3" at a function entry
 # while ftrace patches it (docs/upstream.md). With one CPU they pass.
 append=
 [ "$ARCH" = x86_64 ] && append=$DISTRO_APPEND
-mode=upstream
-[[ " $UPSTREAM_ARCHES " == *" $ARCH "* ]] || mode=pf-counts
 rc=0
 if ! verdict_reuse "upstream-$ARCH" "$key" "base, series, configuration and tools" >"$ktap"; then
 	# boot VARIANT LOG: the suites on that kernel, into LOG.json.
@@ -39,8 +47,8 @@ if ! verdict_reuse "upstream-$ARCH" "$key" "base, series, configuration and tool
 		# Under TCG ftracetest alone takes minutes; the limit still
 		# reports a hung guest, with its log, inside CI's 90 minutes.
 		rm -f "$logs/$2.log"
-		VARIANT=$1 TIMEOUT=1800 GUEST_LOG=$2 GUEST_APPEND="${GUEST_APPEND:-} $append" \
-			"$TOP/scripts/run-guest.sh" $mode || true
+		VARIANT=$1 TIMEOUT=2400 GUEST_LOG=$2 GUEST_APPEND="${GUEST_APPEND:-} $append" \
+			GUEST_DISK=$disk "$TOP/scripts/run-guest.sh" $mode || true
 		# Failures are expected on both kernels: the comparison judges.
 		python3 "$TOP/scripts/check/ktap.py" parse "$ARCH upstream $1" "$logs/$2.log" \
 			"$logs/$2.json" >"$logs/$2.txt" || true

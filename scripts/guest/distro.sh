@@ -34,9 +34,12 @@ tools | doc-examples)
 	exec chroot $d /usr/bin/env -i PATH=/tmp/h/bin:/usr/sbin:/usr/bin HOME=/root \
 		TERM=dumb PAGER=cat LANG=C /bin/bash /tmp/h/distro-tools "$1"
 	;;
-perf-test)
-	# perf test's shell tests of the series (bash's, Debian's), with our
-	# perf: in a directory of its own, as Debian's perf is the tools' test.
+perf-test | perf-test-all)
+	# With our perf, in a directory of its own (Debian's perf is the
+	# tools' test): perf test's shell test of the series (perf-test), or
+	# every test of perf test, one after the other, their output shown
+	# for those that fail (perf-test-all: the upstream gate,
+	# scripts/guest/upstream.sh), with Debian's bash, python3 and binutils.
 	# Our perf is static: the libdw in it dlopen()s libdebuginfod for a
 	# binary without DWARF, which brings Debian's libc.so.6 into a static
 	# program (on x86_64 its early init then divides by zero): Debian's
@@ -44,12 +47,21 @@ perf-test)
 	for f in "$d"/usr/lib/*/libdebuginfod.so.1; do
 		[ -e "$f" ] && mount --bind /dev/null "$f"
 	done
-	chroot $d /usr/bin/env -i PATH=/tmp/h/perf/bin:/usr/sbin:/usr/bin HOME=/root \
-		TERM=dumb PAGER=cat LANG=C PERF_EXEC_PATH=/tmp/h/perf \
+	perf() {
+		chroot $d /usr/bin/env -i PATH=/tmp/h/perf/bin:/usr/sbin:/usr/bin HOME=/root \
+			TERM=dumb PAGER=cat LANG=C PERF_EXEC_PATH=/tmp/h/perf perf "$@"
+	}
+	if [ "$1" = perf-test ]; then
 		perf test -vv fp,defer 2>&1 | perf-test-ktap
+		exit
+	fi
+	# "python profiling with jitdump" is left out: under TCG it failed in
+	# one boot of two, on either kernel (docs/upstream.md).
+	skip=$(perf test list jitdump 2>&1 | sed -n 's/^ *\([0-9]*\): python profiling with jitdump$/\1/p')
+	perf test -S -v ${skip:+--skip "$skip"} 2>&1 | perf-test-ktap
 	;;
 *)
-	echo "usage: distro tools|doc-examples|perf-test" >&2
+	echo "usage: distro tools|doc-examples|perf-test|perf-test-all" >&2
 	exit 2
 	;;
 esac

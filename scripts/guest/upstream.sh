@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # harness.mode=upstream: the suites upstream already has, through upstream's
 # own runners, so that the base kernel and the series can be compared on
-# the same initramfs (scripts/check/upstream.sh): perf test's C tests (the
-# initramfs has no bash for its shell tests), and kselftest's ftrace (the
-# whole ftracetest), perf_events and verification collections, and
-# lib/test_vmalloc.c; and perf's page-faults count of fixed workloads
+# the same initramfs (scripts/check/upstream.sh): kselftest's ftrace (the
+# whole ftracetest), perf_events and verification collections,
+# lib/test_vmalloc.c, and perf test, C and shell tests, in Debian's root
+# on the gate's disk; and perf's page-faults count of fixed workloads
 # (pf-counts).
 rc=0
 # arm64 under TCG: sigtrap_threads's watchpoint storms take 4 of its 5
@@ -26,11 +26,11 @@ fi
 # Not an upstream suite: what the series must not change about perf's
 # page-faults count, compared with the base's by the gate.
 pf-counts || rc=1
-# perf test last: 'HARNESS: suite' names every result after it.
+# perf test last: 'HARNESS: suite' names every result after it. All of
+# it, in Debian's root on the gate's disk, whose bash, python3 and
+# binutils its shell tests need (scripts/guest/distro.sh).
 if command -v perf >/dev/null; then
 	echo "HARNESS: suite perf:test"
-	# One test at a time (-S): two CPUs shared by parallel tests would
-	# make the counting tests depend on the scheduler.
-	perf test -S 2>&1 | perf-test-ktap
+	distro perf-test-all || rc=1
 fi
 exit $rc
