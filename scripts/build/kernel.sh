@@ -81,14 +81,15 @@ if ! KMAKE_QUIET="" with_progress "$ARCH${VARIANT:+ $VARIANT} kernel" "$OUT/buil
 	die "kernel build failed; full log: $OUT/build.log"
 fi
 kmake headers >/dev/null 2>>"$OUT/build.log"
-# The kernel's modules (configs/arm64.config has some), stripped, in a cpio
-# archive that run-guest.sh appends to the initramfs: /lib/modules/NAME.ko.
+# The kernel's modules, installed by the kernel's own modules_install and
+# stripped, in a cpio archive that run-guest.sh appends to the initramfs:
+# /lib/modules/RELEASE/. The guest's init runs depmod (busybox's), so the
+# host needs no kmod.
 keep=("$IMAGE" usr/include)
 if [ -s "$OUT/modules.order" ]; then
-	rm -rf "$OUT/modroot" && mkdir -p "$OUT/modroot/lib/modules"
-	sed 's/\.o$/.ko/' "$OUT/modules.order" | while read -r ko; do
-		"${CROSS_COMPILE}strip" --strip-debug -o "$OUT/modroot/lib/modules/${ko##*/}" "$OUT/$ko"
-	done
+	rm -rf "$OUT/modroot"
+	kmake modules_install INSTALL_MOD_PATH="$OUT/modroot" INSTALL_MOD_STRIP=1 DEPMOD=true \
+		>/dev/null 2>>"$OUT/build.log"
 	(cd "$OUT/modroot" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -n) >"$OUT/modules.cpio.gz"
 	keep+=(modules.cpio.gz)
 fi

@@ -33,7 +33,7 @@ else
 fi
 key=$({
 	git -C "$SRC" rev-parse 'base^{tree}' 'HEAD^{tree}'
-	cat "$OUT/.config" "$0" ${disk:+"$BUILD/distro/$DEBARCH/stamp"}
+	cat "$OUT/.config" "$0" ${disk:+"${disk%/*}/stamp"}
 } | verdict_key)
 # x86_64 under QEMU's TCG with two CPUs: ftracetest's function graph
 # tests stop the base kernel too with "Oops: int3" at a function entry

@@ -58,7 +58,7 @@ perf-test | perf-test-all)
 	# "python profiling with jitdump" is left out: under TCG it failed in
 	# one boot of two, on either kernel (docs/upstream.md).
 	skip=$(perf test list jitdump 2>&1 | sed -n 's/^ *\([0-9]*\): python profiling with jitdump$/\1/p')
-	perf test -S -v ${skip:+--skip "$skip"} 2>&1 | perf-test-ktap
+	perf test -S -v --failure-snippet-lines=40 ${skip:+--skip "$skip"} 2>&1 | perf-test-ktap
 	;;
 *)
 	echo "usage: distro tools|doc-examples|perf-test|perf-test-all" >&2
