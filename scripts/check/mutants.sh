@@ -69,7 +69,18 @@ if [ "$head" != "$(cat "$SRC/.git/series-head")" ] || [ -n "$(git_t status --por
 	report
 	exit 0
 fi
-trap 'git_t reset -q --hard "$head"' EXIT
+# The tree goes back after the mutants; the build does not: the kernel of
+# the last mutant of each arch must not pass for the series' afterwards.
+# Without it, the next kernel.sh takes the series' kept build again
+# (lib.sh's build_take) or builds it.
+mutated=
+forget_mutant_kernels() {
+	for ARCH in $mutated; do
+		check_arch
+		rm -f "$OUT/vmlinux" "$OUT/$IMAGE"
+	done
+}
+trap 'git_t reset -q --hard "$head"; forget_mutant_kernels' EXIT
 
 # What a mutant's verdict depends on: its entry in configs/mutants (not the others), the
 # mutated tree (kernel, KUnit suites and selftests), how mutants are made
@@ -123,6 +134,7 @@ for m in "${todo[@]}"; do
 	what=$(describe "$how")
 	n=$((n + 1))
 	check_arch
+	[[ " $mutated " == *" $ARCH "* ]] || mutated+=" $ARCH"
 	printf '\n== mutant %s (%s): %s\n' "$name" "$ARCH" "$what"
 	git_t reset -q --hard "$head"
 	log=$BUILD/logs/$ARCH/mutant-$name.log
