@@ -82,14 +82,15 @@ if ! KMAKE_QUIET="" with_progress "$ARCH${VARIANT:+ $VARIANT} kernel" "$OUT/buil
 fi
 kmake headers >/dev/null 2>>"$OUT/build.log"
 # The kernel's modules, installed by the kernel's own modules_install and
-# stripped, in a cpio archive that run-guest.sh appends to the initramfs:
-# /lib/modules/RELEASE/. The guest's init runs depmod (busybox's), so the
-# host needs no kmod.
+# stripped, with depmod's index (kmod's), in a cpio archive that
+# run-guest.sh appends to the initramfs: /lib/modules/RELEASE/, without the
+# link to the build tree, so that the guest's modprobe finds them.
 keep=("$IMAGE" usr/include)
 if [ -s "$OUT/modules.order" ]; then
 	rm -rf "$OUT/modroot"
-	kmake modules_install INSTALL_MOD_PATH="$OUT/modroot" INSTALL_MOD_STRIP=1 DEPMOD=true \
+	kmake modules_install INSTALL_MOD_PATH="$OUT/modroot" INSTALL_MOD_STRIP=1 \
 		>/dev/null 2>>"$OUT/build.log"
+	rm -f "$OUT"/modroot/lib/modules/*/build
 	(cd "$OUT/modroot" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -n) >"$OUT/modules.cpio.gz"
 	keep+=(modules.cpio.gz)
 fi

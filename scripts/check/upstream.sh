@@ -42,12 +42,6 @@ append=
 [ "$ARCH" = x86_64 ] && append=$DISTRO_APPEND
 rc=0
 if ! verdict_reuse "upstream-$ARCH" "$key" "base, series, configuration and tools" >"$ktap"; then
-	# perf test cases whose result a TCG guest's speed decides, on either
-	# kernel: not compared (docs/upstream.md). "Zstd ... multi-record
-	# data" needs two compressed records from 'perf record -F max', at
-	# the sample rate the kernel has lowered by then: of three runs in one
-	# boot each, the base wrote 1, 1 and 1, the series 4, 1 and 2.
-	timed='Zstd perf.data compression/decompression of multi-record data'
 	# boot VARIANT LOG: the suites on that kernel, into LOG.json.
 	boot() {
 		# Under TCG ftracetest alone takes minutes; the limit still
@@ -58,11 +52,6 @@ if ! verdict_reuse "upstream-$ARCH" "$key" "base, series, configuration and tool
 		# Failures are expected on both kernels: the comparison judges.
 		python3 "$TOP/scripts/check/ktap.py" parse "$ARCH upstream $1" "$logs/$2.log" \
 			"$logs/$2.json" >"$logs/$2.txt" || true
-		[ -f "$logs/$2.json" ] || return 0
-		python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-d["cases"] = [c for c in d["cases"] if c["case"].split(" ", 1)[-1] not in sys.argv[2:]]
-json.dump(d, open(sys.argv[1], "w"))' "$logs/$2.json" "$timed"
 	}
 	compare() {
 		python3 "$TOP/scripts/check/ktap.py" compare "$logs/upstream-base.json" "$@" >"$ktap"

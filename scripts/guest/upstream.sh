@@ -19,10 +19,8 @@ done
 # shellcheck disable=SC2086 # options, one a word
 /kselftest/run_kselftest.sh $tests || rc=1
 # lib/test_vmalloc.c (a module): the series changes vmap().
-if [ -n "$(find /lib/modules -name test_vmalloc.ko 2>/dev/null)" ]; then
-	echo "HARNESS: suite vmalloc:test_vmalloc"
-	suite test-vmalloc || rc=1
-fi
+echo "HARNESS: suite vmalloc:test_vmalloc"
+suite test-vmalloc || rc=1
 # Not an upstream suite: what the series must not change about perf's
 # page-faults count, compared with the base's by the gate.
 pf-counts || rc=1
