@@ -18,12 +18,15 @@ SUITES="trixie trixie-backports"
 # what apt would add by default: bpftrace recommends libc6-dev. bpftrace
 # asks clang for its include paths through /bin/sh, and without a shell
 # it crashes (SIGSEGV) on any tracepoint probe whose arguments it reads.
-# perf test's shell tests run here too (the upstream gate): with the rest
-# of Debian's essential tools they use (diff, find, getconf, taskset), bc,
-# binutils (objdump, addr2line, readelf) and ping.
+# The upstream gate's suites run here too, perf test and kselftest's
+# (ftracetest): with the rest of Debian's essential tools they use (diff,
+# find, getconf, taskset, nice), bc, binutils (objdump, addr2line,
+# readelf), ping, ip, gawk (strtonum), kmod (modprobe), mount, and the
+# users and groups (base-passwd).
 PKGS=(linux-perf/trixie-backports trace-cmd bpftrace libc6-dev
       dash bash coreutils grep sed mawk perl-base procps
-      diffutils findutils libc-bin util-linux binutils iputils-ping bc)
+      diffutils findutils libc-bin util-linux binutils iputils-ping bc
+      gawk kmod mount base-passwd iproute2)
 IMG=$(distro_disk)
 DIR=${IMG%/*}
 # The packages, downloaded once per machine: beside the compiler cache, so
@@ -82,10 +85,15 @@ done <"$DIR/closure"
 # packages install, as dpkg would (maintainer scripts aside: none of
 # these tools needs one to run).
 rm -rf "$root"/usr/share/{doc,man,info,locale}
-# What the maintainer scripts' update-alternatives would do: awk is mawk,
-# which is debianutils'.
-ln -sf mawk "$root/usr/bin/awk"
+# What the maintainer scripts' update-alternatives would do: awk is gawk
+# (its priority is above mawk's), which is debianutils'. The guest
+# mounts its modules on /usr/lib/modules.
+ln -sf gawk "$root/usr/bin/awk"
 ln -sf which.debianutils "$root/usr/bin/which"
+# What base-passwd's postinst would do: /etc/passwd and /etc/group.
+cp "$root/usr/share/base-passwd/passwd.master" "$root/etc/passwd"
+cp "$root/usr/share/base-passwd/group.master" "$root/etc/group"
+mkdir -p "$root/usr/lib/modules"
 awk '$1 ~ /^(linux-perf|trace-cmd|bpftrace)$/ { print $1, $2 }' "$DIR/closure" |
 	paste -sd, | sed 's/,/, /g' >"$DIR/packages"
 mb=$(du -sm "$root" | cut -f1)

@@ -7,7 +7,8 @@
 # run (our static programs, a glibc-linked one, the Documentation's
 # examples, kselftest's KTAP helpers, our perf and its shell tests). Then,
 # with Debian's bash in that root: the tools' tests (distro-tools), the
-# Documentation's examples, or perf test's shell test of the series.
+# Documentation's examples, perf test's shell test of the series, or
+# (the upstream gate) all of perf test or kselftest's runner.
 d=/distro
 h=$d/tmp/h
 if ! [ -d $h ]; then
@@ -22,7 +23,11 @@ if ! [ -d $h ]; then
 	done
 	mount -t tracefs tracefs $d/sys/kernel/tracing
 	mount -t debugfs debugfs $d/sys/kernel/debug
-	mkdir -p $h/bin $h/perf/bin
+	# The kernel's modules where Debian's kmod looks, and the installed
+	# kselftests, writable (its runners write their logs beside them).
+	[ -d /lib/modules ] && mount --bind /lib/modules $d/usr/lib/modules
+	mkdir -p $h/bin $h/perf/bin $h/kselftest
+	mount --bind /kselftest $h/kselftest
 	cp /kselftest/kselftest/ktap_helpers.sh /usr/bin/distro-tools $h/
 	cp /usr/bin/microbench /usr/bin/callchain /usr/bin/callchain-dyn $h/bin/
 	cp -r /usr/share/doc-examples $h/examples
@@ -33,6 +38,14 @@ case $1 in
 tools | doc-examples)
 	exec chroot $d /usr/bin/env -i PATH=/tmp/h/bin:/usr/sbin:/usr/bin HOME=/root \
 		TERM=dumb PAGER=cat LANG=C /bin/bash /tmp/h/distro-tools "$1"
+	;;
+kselftest)
+	# kselftest's runner, with the arguments after "kselftest", in
+	# Debian's root: its dash, gawk, binutils, coreutils, kmod and ping,
+	# which ftracetest's tests use (the upstream gate).
+	shift
+	exec chroot $d /usr/bin/env -i PATH=/usr/sbin:/usr/bin HOME=/root TERM=dumb \
+		LANG=C /tmp/h/kselftest/run_kselftest.sh "$@"
 	;;
 perf-test | perf-test-all)
 	# With our perf, in a directory of its own (Debian's perf is the
@@ -68,7 +81,7 @@ perf-test | perf-test-all)
 	perf test -S -v --failure-snippet-lines=40 ${skip:+--skip "${skip%,}"} 2>&1 | perf-test-ktap
 	;;
 *)
-	echo "usage: distro tools|doc-examples|perf-test|perf-test-all" >&2
+	echo "usage: distro tools|doc-examples|perf-test|perf-test-all|kselftest ARGS" >&2
 	exit 2
 	;;
 esac

@@ -3,9 +3,9 @@
 # harness.mode=upstream: the suites upstream already has, through upstream's
 # own runners, so that the base kernel and the series can be compared on
 # the same initramfs (scripts/check/upstream.sh): kselftest's ftrace (the
-# whole ftracetest), perf_events and verification collections,
-# lib/test_vmalloc.c, and perf test, C and shell tests, in Debian's root
-# on the gate's disk; and perf's page-faults count of fixed workloads
+# whole ftracetest), perf_events and verification collections, and perf
+# test, C and shell tests, both in Debian's root on the gate's disk;
+# lib/test_vmalloc.c; and perf's page-faults count of fixed workloads
 # (pf-counts).
 rc=0
 # arm64 under TCG: sigtrap_threads's watchpoint storms take 4 of its 5
@@ -16,8 +16,9 @@ for t in $(sed -n 's/^perf_events://p' /kselftest/kselftest-list.txt); do
 	[ "$(uname -m)" = aarch64 ] && [ "$t" = sigtrap_threads ] && continue
 	tests="$tests -t perf_events:$t"
 done
+# In Debian's root on the gate's disk, whose tools ftracetest uses.
 # shellcheck disable=SC2086 # options, one a word
-/kselftest/run_kselftest.sh $tests || rc=1
+distro kselftest $tests || rc=1
 # lib/test_vmalloc.c (a module): the series changes vmap().
 echo "HARNESS: suite vmalloc:test_vmalloc"
 suite test-vmalloc || rc=1
