@@ -85,14 +85,14 @@ done <"$DIR/closure"
 # packages install, as dpkg would (maintainer scripts aside: none of
 # these tools needs one to run).
 rm -rf "$root"/usr/share/{doc,man,info,locale}
-# What the maintainer scripts' update-alternatives would do: awk is gawk
-# (its priority is above mawk's), which is debianutils'. The guest
-# mounts its modules on /usr/lib/modules.
+# What the maintainer scripts would do: update-alternatives' awk (gawk,
+# whose priority is above mawk's) and which (debianutils'), base-passwd's
+# /etc/passwd and /etc/group.
 ln -sf gawk "$root/usr/bin/awk"
 ln -sf which.debianutils "$root/usr/bin/which"
-# What base-passwd's postinst would do: /etc/passwd and /etc/group.
 cp "$root/usr/share/base-passwd/passwd.master" "$root/etc/passwd"
 cp "$root/usr/share/base-passwd/group.master" "$root/etc/group"
+# Where the guest mounts its kernel's modules.
 mkdir -p "$root/usr/lib/modules"
 awk '$1 ~ /^(linux-perf|trace-cmd|bpftrace)$/ { print $1, $2 }' "$DIR/closure" |
 	paste -sd, | sed 's/,/, /g' >"$DIR/packages"

@@ -34,18 +34,23 @@ if ! [ -d $h ]; then
 	cp /usr/bin/perf $h/perf/bin/
 	cp -r /usr/libexec/perf-core/tests $h/perf/
 fi
+# in_root PATH COMMAND...: COMMAND in Debian's root, with only PATH and
+# what a login on the serial console would have.
+in_root() {
+	p=$1
+	shift
+	chroot $d /usr/bin/env -i PATH="$p" HOME=/root TERM=dumb PAGER=cat LANG=C "$@"
+}
 case $1 in
 tools | doc-examples)
-	exec chroot $d /usr/bin/env -i PATH=/tmp/h/bin:/usr/sbin:/usr/bin HOME=/root \
-		TERM=dumb PAGER=cat LANG=C /bin/bash /tmp/h/distro-tools "$1"
+	in_root /tmp/h/bin:/usr/sbin:/usr/bin /bin/bash /tmp/h/distro-tools "$1"
 	;;
 kselftest)
 	# kselftest's runner, with the arguments after "kselftest", in
 	# Debian's root: its dash, gawk, binutils, coreutils, kmod and ping,
 	# which ftracetest's tests use (the upstream gate).
 	shift
-	exec chroot $d /usr/bin/env -i PATH=/usr/sbin:/usr/bin HOME=/root TERM=dumb \
-		LANG=C /tmp/h/kselftest/run_kselftest.sh "$@"
+	in_root /usr/sbin:/usr/bin /tmp/h/kselftest/run_kselftest.sh "$@"
 	;;
 perf-test | perf-test-all)
 	# With our perf, in a directory of its own (Debian's perf is the
@@ -61,8 +66,7 @@ perf-test | perf-test-all)
 		[ -e "$f" ] && mount --bind /dev/null "$f"
 	done
 	perf() {
-		chroot $d /usr/bin/env -i PATH=/tmp/h/perf/bin:/usr/sbin:/usr/bin HOME=/root \
-			TERM=dumb PAGER=cat LANG=C PERF_EXEC_PATH=/tmp/h/perf perf "$@"
+		in_root /tmp/h/perf/bin:/usr/sbin:/usr/bin PERF_EXEC_PATH=/tmp/h/perf perf "$@"
 	}
 	if [ "$1" = perf-test ]; then
 		perf test -vv fp,defer 2>&1 | perf-test-ktap

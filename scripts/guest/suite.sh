@@ -70,8 +70,8 @@ test-vmalloc)
 	# every test in its mask (-1), then the fixed-size test through
 	# vmalloc_huge() of 4 MiB. The module reports to the kernel log, a
 	# Summary line per test, and never stays loaded (its init fails on
-	# purpose; busybox's modprobe, refused, may load it a second time: a
-	# test counts once, failed if either run failed it). Loop counts a
+	# purpose). A test reported twice (a loader that retries a refused
+	# module) counts once, failed if either run failed it. Loop counts a
 	# debug kernel under QEMU runs in a minute.
 	echo "TAP version 13"
 	if ! grep -q '/test_vmalloc\.ko:' "/lib/modules/$(uname -r)/modules.dep" 2>/dev/null; then
